@@ -1,0 +1,3 @@
+// Package sstableintegration holds tests that run the cuckoo filter policy
+// inside Pebble sstables and databases.
+package sstableintegration
