@@ -1,24 +1,68 @@
 package cuckoopolicy
 
 import (
-	"errors"
+	"fmt"
+	"math"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/cuckoo"
 )
 
-// name is written into every sstable's metaindex and OPTIONS file.
+// name is written into every sstable's metaindex ("fullfilter." + name) and
+// into OPTIONS files, and readers find the policy by it. It must never
+// change: it is the same for every budget and configuration, since each block
+// carries its own parameters. A new block format gets a new version number in
+// the block's trailer, not a new name.
 const name = "pebble_cuckoo.v1"
 
-// FilterPolicy is a cuckoo-filter policy with a bits-per-key budget.
-// (skeleton: the engine lands next; this stub never filters anything.)
+// Budget and load limits.
+const (
+	// MinBitsPerKey and MaxBitsPerKey bound FilterPolicy's budget: a smaller
+	// budget is raised to MinBitsPerKey, a larger one lowered to
+	// MaxBitsPerKey.
+	MinBitsPerKey = 4
+	MaxBitsPerKey = 32
+
+	// maxLoad is the highest load the budget rule plans for: the static
+	// builder reaches it at every size, with room to spare below the (2,4)
+	// cuckoo threshold of about 0.977.
+	maxLoad = 0.97
+
+	// DefaultLoadFactor is Policy's load when it names a fingerprint width
+	// and no load.
+	DefaultLoadFactor = 0.95
+	// MinLoadFactor and MaxLoadFactor bound Policy.LoadFactor.
+	MinLoadFactor = 0.25
+	MaxLoadFactor = 0.98
+)
+
+// FilterPolicy is a cuckoo-filter policy with a budget of bits per key: the
+// drop-in replacement for bloom.FilterPolicy of the same value. It writes
+// semi-sorted buckets with the widest fingerprint the budget pays for at a
+// load the builder always reaches (see the package doc for the rule and its
+// false-positive rates). A budget below MinBitsPerKey or above MaxBitsPerKey
+// is clamped to that range.
+//
+// Every FilterPolicy, whatever its budget, reads every block this package
+// writes.
 type FilterPolicy int
 
-// Policy is an explicit configuration.
+// Policy is an explicit cuckoo-filter configuration, for experiments and for
+// the plain bucket layout. Policy is comparable, as Pebble requires.
+//
+// The zero Policy writes the same filters as FilterPolicy(10) would in its
+// layout: FingerprintBits 0 takes the width the budget rule gives a 10-bit
+// budget (10 semi-sorted, 9 plain), and LoadFactor 0 then sizes the table as
+// that rule does. A width outside [4, 32] is clamped; LoadFactor 0 with an
+// explicit width means DefaultLoadFactor, and any other load is clamped to
+// [MinLoadFactor, MaxLoadFactor]. Above about 0.975 the builder must grow the
+// table to place every key, so the load reached may be lower than asked.
 type Policy struct {
-	FingerprintBits int
-	SemiSort        bool
-	LoadFactor      float64
+	FingerprintBits int     // bits per fingerprint; 0 = from the budget rule
+	SemiSort        bool    // semi-sorted buckets: one bit per key less
+	LoadFactor      float64 // target load of the table; 0 = default
 }
 
 var (
@@ -30,46 +74,178 @@ var (
 func (p FilterPolicy) Name() string { return name }
 
 // MayContain implements the pebble.FilterPolicy interface.
-func (p FilterPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) bool { return true }
+func (p FilterPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) bool {
+	return mayContain(ftype, filter, key)
+}
 
 // NewWriter implements the pebble.FilterPolicy interface.
-func (p FilterPolicy) NewWriter(ftype pebble.FilterType) pebble.FilterWriter { return &stubWriter{} }
+func (p FilterPolicy) NewWriter(ftype pebble.FilterType) pebble.FilterWriter {
+	return newWriter(p.config())
+}
 
 // Name implements the pebble.FilterPolicy interface.
 func (p Policy) Name() string { return name }
 
 // MayContain implements the pebble.FilterPolicy interface.
-func (p Policy) MayContain(ftype pebble.FilterType, filter, key []byte) bool { return true }
-
-// NewWriter implements the pebble.FilterPolicy interface.
-func (p Policy) NewWriter(ftype pebble.FilterType) pebble.FilterWriter { return &stubWriter{} }
-
-type stubWriter struct{}
-
-func (*stubWriter) AddKey(key []byte)        {}
-func (*stubWriter) Finish(dst []byte) []byte { return append(dst, 0) }
-
-// Info describes a filter block.
-type Info struct {
-	FingerprintBits int
-	SemiSorted      bool
-	Buckets, Keys   int
-	LoadFactor      float64
-	BitsPerKey      float64
+func (p Policy) MayContain(ftype pebble.FilterType, filter, key []byte) bool {
+	return mayContain(ftype, filter, key)
 }
 
-// Inspect decodes a filter block's parameters.
-func Inspect(filter []byte) (Info, error) { return Info{}, errors.New("cuckoopolicy: not implemented") }
+// NewWriter implements the pebble.FilterPolicy interface.
+func (p Policy) NewWriter(ftype pebble.FilterType) pebble.FilterWriter {
+	return newWriter(p.config())
+}
 
-// ParseFilterPolicy returns the policy for a name found in an OPTIONS file.
+// String returns the policy as Go source, for logs and test names.
+func (p FilterPolicy) String() string { return fmt.Sprintf("cuckoopolicy.FilterPolicy(%d)", int(p)) }
+
+// mayContain answers true for anything it cannot vouch for: another filter
+// type, a block too short, a wrong magic or version, a width it does not
+// support, a length that does not match the bucket count.
+func mayContain(ftype pebble.FilterType, filter, key []byte) bool {
+	if ftype != pebble.TableFilter {
+		return true
+	}
+	s, _, r := decode(filter)
+	if r != okBlock {
+		return true
+	}
+	return s.Contains(cuckoo.Hash(key))
+}
+
+// config is what a writer needs: the layout and how many buckets n keys get.
+type config struct {
+	f    int
+	semi bool
+	// bitsPerKey > 0: size the table so the whole block takes at most
+	// bitsPerKey*n bits, but never load it past maxLoad.
+	bitsPerKey int
+	// load > 0: size the table for this load.
+	load float64
+}
+
+// budgetWidth is the budget rule: the widest f whose table, at bitsPerKey
+// bits a key, is loaded no more than maxLoad. A bucket entry costs f bits,
+// f-1 when semi-sorted, so the load is (f-s)/bitsPerKey.
+func budgetWidth(bitsPerKey int, semi bool) int {
+	s := 0
+	if semi {
+		s = 1
+	}
+	f := int(math.Floor(maxLoad*float64(bitsPerKey))) + s
+	return min(max(f, cuckoo.MinFingerprintBits), cuckoo.MaxFingerprintBits)
+}
+
+func clampBudget(b int) int { return min(max(b, MinBitsPerKey), MaxBitsPerKey) }
+
+func (p FilterPolicy) config() config {
+	b := clampBudget(int(p))
+	return config{f: budgetWidth(b, true), semi: true, bitsPerKey: b}
+}
+
+func (p Policy) config() config {
+	c := config{f: p.FingerprintBits, semi: p.SemiSort}
+	lf := p.LoadFactor
+	if c.f == 0 {
+		c.f = budgetWidth(10, p.SemiSort)
+		if !(lf > 0) { // also NaN
+			c.bitsPerKey = 10
+		}
+	}
+	c.f = min(max(c.f, cuckoo.MinFingerprintBits), cuckoo.MaxFingerprintBits)
+	if c.bitsPerKey == 0 {
+		if !(lf > 0) {
+			lf = DefaultLoadFactor
+		}
+		c.load = min(max(lf, MinLoadFactor), MaxLoadFactor)
+	}
+	return c
+}
+
+// buckets returns the table size for n hashes.
+func (c config) buckets(n int) uint64 {
+	atMax := uint64(math.Ceil(float64(n) / (4 * maxLoad)))
+	if c.bitsPerKey == 0 {
+		return max(uint64(math.Ceil(float64(n)/(4*c.load))), 1)
+	}
+	bb := uint64(4 * c.f)
+	if c.semi {
+		bb -= 4
+	}
+	// The block's fixed cost: padding, trailer and up to 7 bits of rounding.
+	const overhead = 8*(8+trailerLen) + 7
+	total := uint64(c.bitsPerKey) * uint64(n)
+	var m uint64
+	if total > overhead {
+		m = (total - overhead) / bb
+	}
+	return max(m, atMax, 1)
+}
+
+// writer is the FilterWriter: it collects the 64-bit hash of each key,
+// skipping consecutive duplicates (Pebble adds every version of a key), and
+// builds the table in Finish. It is reusable after Finish.
+type writer struct {
+	cfg  config
+	keys cuckoo.HashList
+	last uint64
+}
+
+func newWriter(c config) *writer { return &writer{cfg: c} }
+
+// AddKey implements the pebble.FilterWriter interface.
+func (w *writer) AddKey(key []byte) {
+	h := cuckoo.Hash(key)
+	if w.keys.Len() > 0 && h == w.last {
+		return
+	}
+	w.keys.Add(h)
+	w.last = h
+}
+
+var builders = sync.Pool{New: func() any { return new(cuckoo.Builder) }}
+
+// Finish implements the pebble.FilterWriter interface. It appends the block
+// to dst and resets the writer.
+func (w *writer) Finish(dst []byte) []byte {
+	defer w.keys.Reset()
+	n := w.keys.Len()
+	var t trailer
+	t.version = formatVersion
+	t.f = uint8(w.cfg.f)
+	if w.cfg.semi {
+		t.flags = flagSemiSort
+	}
+	if n >= math.MaxUint32 {
+		// Unreachable for a real sstable. Keys without buckets is an invalid
+		// block, so readers answer "may contain" for every key.
+		t.keys = math.MaxUint32
+	} else if n > 0 {
+		b := builders.Get().(*cuckoo.Builder)
+		var p cuckoo.StaticParams
+		dst, p = b.Build(dst, &w.keys, w.cfg.f, w.cfg.semi, w.cfg.buckets(n))
+		builders.Put(b)
+		t.buckets, t.seed, t.keys = p.Buckets, p.Seed, uint32(p.Keys)
+	}
+	start := len(dst)
+	dst = append(dst, make([]byte, trailerLen)...)
+	t.put(dst[start:])
+	return dst
+}
+
+// ParseFilterPolicy returns the filter policy an OPTIONS file names, for
+// pebble.ParseHooks.NewFilterPolicy. It knows this package's name (it returns
+// FilterPolicy(10): every instance reads every block, and the budget is not
+// recorded), Pebble's bloom filter (bloom.FilterPolicy(10), as Pebble does)
+// and "none". Any other name is an error.
 func ParseFilterPolicy(n string) (pebble.FilterPolicy, error) {
 	switch n {
 	case name:
 		return FilterPolicy(10), nil
 	case bloom.FilterPolicy(10).Name():
 		return bloom.FilterPolicy(10), nil
-	case "none":
+	case pebble.NoFilterPolicy.Name():
 		return pebble.NoFilterPolicy, nil
 	}
-	return nil, errors.New("cuckoopolicy: unknown filter policy " + n)
+	return nil, fmt.Errorf("cuckoopolicy: unknown filter policy %q", n)
 }

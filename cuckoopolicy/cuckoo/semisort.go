@@ -1,0 +1,110 @@
+package cuckoo
+
+// Semi-sorting (Fan et al., section 5.2): a bucket's four fingerprints are
+// sorted by their low 4 bits. The sorted multiset of four nibbles takes one of
+// C(19,4) = 3876 values, stored as a 12-bit code instead of 16 bits, so a
+// bucket of four f-bit fingerprints takes 4f-4 bits. The high f-4 bits of each
+// fingerprint follow in the sorted order.
+
+const numCodes = 3876
+
+// decodeTable[c] holds the four sorted nibbles of code c, slot j in bits
+// 4j..4j+3. Nibble tuples are numbered in lexicographic order. It has 4096
+// entries so that any 12-bit value indexes it without a bounds check; codes
+// past 3875 appear only in corrupt blocks and decode as four zero nibbles.
+var decodeTable [1 << 12]uint16
+
+// encodeTable maps four sorted nibbles packed as in decodeTable to their code.
+// Entries for unsorted tuples are unused.
+var encodeTable [1 << 16]uint16
+
+func init() {
+	c := 0
+	for a := 0; a < 16; a++ {
+		for b := a; b < 16; b++ {
+			for d := b; d < 16; d++ {
+				for e := d; e < 16; e++ {
+					v := uint16(a | b<<4 | d<<8 | e<<12)
+					decodeTable[c] = v
+					encodeTable[v] = uint16(c)
+					c++
+				}
+			}
+		}
+	}
+	if c != numCodes {
+		panic("cuckoo: semi-sort table has the wrong size")
+	}
+}
+
+// sort4 sorts a bucket's fingerprints by their low nibble (a sorting network).
+func sort4(s *[4]uint32) {
+	cas := func(i, j int) {
+		if s[i]&15 > s[j]&15 {
+			s[i], s[j] = s[j], s[i]
+		}
+	}
+	cas(0, 1)
+	cas(2, 3)
+	cas(0, 2)
+	cas(1, 3)
+	cas(1, 2)
+}
+
+// semiEncode packs four fingerprints of f bits (4 <= f <= 32) into a 12-bit
+// code and four (f-4)-bit remainders, returned as lo (the first 64 bits) and
+// hi (the rest, nonzero only when 4f-4 > 64).
+func semiEncode(s [4]uint32, f uint) (lo, hi uint64) {
+	sort4(&s)
+	nibs := uint16(s[0]&15) | uint16(s[1]&15)<<4 | uint16(s[2]&15)<<8 | uint16(s[3]&15)<<12
+	lo = uint64(encodeTable[nibs])
+	r := f - 4
+	pos := uint(12)
+	for j := 0; j < 4; j++ {
+		v := uint64(s[j] >> 4)
+		lo, hi = orBits(lo, hi, pos, v)
+		pos += r
+	}
+	return lo, hi
+}
+
+// semiDecode is the inverse of semiEncode.
+func semiDecode(lo, hi uint64, f uint) (s [4]uint32) {
+	nibs := decodeTable[lo&0xfff]
+	r := f - 4
+	pos := uint(12)
+	for j := 0; j < 4; j++ {
+		v := getBits(lo, hi, pos, r)
+		s[j] = uint32(v)<<4 | uint32(nibs>>(4*j)&15)
+		pos += r
+	}
+	return s
+}
+
+// orBits ORs the low n bits of v at bit position pos of the 128-bit value
+// (lo, hi).
+func orBits(lo, hi uint64, pos uint, v uint64) (uint64, uint64) {
+	if pos < 64 {
+		lo |= v << pos
+		if pos > 0 {
+			hi |= v >> (64 - pos)
+		}
+	} else {
+		hi |= v << (pos - 64)
+	}
+	return lo, hi
+}
+
+// getBits reads n <= 32 bits at position pos of the 128-bit value (lo, hi).
+func getBits(lo, hi uint64, pos, n uint) uint64 {
+	var v uint64
+	if pos < 64 {
+		v = lo >> pos
+		if pos > 0 {
+			v |= hi << (64 - pos)
+		}
+	} else {
+		v = hi >> (pos - 64)
+	}
+	return v & (1<<n - 1)
+}

@@ -1,0 +1,210 @@
+package cuckoo
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+)
+
+// Slots per bucket.
+const slots = 4
+
+// Fingerprint widths the tables support.
+const (
+	MinFingerprintBits = 4
+	MaxFingerprintBits = 32
+)
+
+// padBytes follow the packed buckets so that every bucket (or, for wide
+// buckets, every slot) is read with one unaligned 8-byte load.
+const padBytes = 8
+
+// table is an array of m buckets of four f-bit fingerprints, packed back to
+// back at bit offset i*bucketBits, plain (4f bits a bucket) or semi-sorted
+// (4f-4 bits). Fingerprint 0 marks an empty slot. The zero table has no
+// buckets.
+type table struct {
+	data       []byte // packed buckets, then padBytes
+	m          uint64
+	f          uint
+	semi       bool
+	bucketBits uint
+	// fast: 4f <= 64, so a bucket, at any bit offset its index gives it, is
+	// one 8-byte load and its fingerprints fit one 64-bit word.
+	fast bool
+	// SWAR constants for the fast path.
+	ones  uint64 // a 1 at the bottom of each f-bit lane
+	highs uint64 // a 1 at the top of each f-bit lane
+	bmask uint64 // the low bucketBits bits
+	lmask uint64 // the low 4f bits: the four lanes
+}
+
+var errTableParams = errors.New("cuckoo: bad table parameters")
+
+// bucketBits returns the size in bits of one bucket.
+func bucketBitsFor(f uint, semi bool) uint {
+	if semi {
+		return slots*f - 4
+	}
+	return slots * f
+}
+
+// tableBytes returns the size in bytes of a table of m buckets, padding
+// included, and false if it does not fit in an int.
+func tableBytes(m uint64, f uint, semi bool) (int, bool) {
+	bb := uint64(bucketBitsFor(f, semi))
+	if m == 0 {
+		return 0, true
+	}
+	if m > (math.MaxInt64-8*padBytes-7)/bb {
+		return 0, false
+	}
+	n := (m*bb+7)/8 + padBytes
+	if n > math.MaxInt {
+		return 0, false
+	}
+	return int(n), true
+}
+
+func validWidth(f int) bool { return f >= MinFingerprintBits && f <= MaxFingerprintBits }
+
+// newTable allocates an empty table.
+func newTable(m uint64, f uint, semi bool) (table, error) {
+	n, ok := tableBytes(m, f, semi)
+	if !ok || !validWidth(int(f)) {
+		return table{}, errTableParams
+	}
+	return tableOn(make([]byte, n), m, f, semi)
+}
+
+// tableOn wraps data, which must be exactly tableBytes(m, f, semi) long.
+func tableOn(data []byte, m uint64, f uint, semi bool) (table, error) {
+	n, ok := tableBytes(m, f, semi)
+	if !ok || !validWidth(int(f)) || len(data) != n {
+		return table{}, errTableParams
+	}
+	t := table{data: data, m: m, f: f, semi: semi, bucketBits: bucketBitsFor(f, semi)}
+	t.fast = slots*f <= 64
+	if t.fast {
+		for j := uint(0); j < slots; j++ {
+			t.ones |= 1 << (j * f)
+		}
+		t.highs = t.ones << (f - 1)
+		t.bmask = math.MaxUint64 >> (64 - t.bucketBits)
+		t.lmask = math.MaxUint64 >> (64 - slots*f)
+	}
+	return t, nil
+}
+
+func (t *table) load(off uint64) uint64 { return binary.LittleEndian.Uint64(t.data[off:]) }
+
+// readBits reads n <= 57 bits at bit position pos.
+func (t *table) readBits(pos uint64, n uint) uint64 {
+	return t.load(pos>>3) >> (pos & 7) & (1<<n - 1)
+}
+
+// writeBits stores the low n <= 57 bits of v at bit position pos.
+func (t *table) writeBits(pos uint64, n uint, v uint64) {
+	off := pos >> 3
+	sh := pos & 7
+	mask := uint64(1)<<n - 1
+	w := t.load(off)
+	w = w&^(mask<<sh) | (v&mask)<<sh
+	binary.LittleEndian.PutUint64(t.data[off:], w)
+}
+
+// bucket returns the fingerprints of bucket i: in stored order for a plain
+// table, sorted by low nibble for a semi-sorted one.
+func (t *table) bucket(i uint64) (s [4]uint32) {
+	pos := i * uint64(t.bucketBits)
+	if !t.semi {
+		for j := range s {
+			s[j] = uint32(t.readBits(pos+uint64(j)*uint64(t.f), t.f))
+		}
+		return s
+	}
+	nibs := decodeTable[t.readBits(pos, 12)]
+	r := t.f - 4
+	for j := range s {
+		v := t.readBits(pos+12+uint64(j)*uint64(r), r)
+		s[j] = uint32(v)<<4 | uint32(nibs>>(4*j)&15)
+	}
+	return s
+}
+
+// setBucket replaces the fingerprints of bucket i.
+func (t *table) setBucket(i uint64, s [4]uint32) {
+	pos := i * uint64(t.bucketBits)
+	if !t.semi {
+		for j := range s {
+			t.writeBits(pos+uint64(j)*uint64(t.f), t.f, uint64(s[j]))
+		}
+		return
+	}
+	sort4(&s)
+	nibs := uint16(s[0]&15) | uint16(s[1]&15)<<4 | uint16(s[2]&15)<<8 | uint16(s[3]&15)<<12
+	t.writeBits(pos, 12, uint64(encodeTable[nibs]))
+	r := t.f - 4
+	for j := range s {
+		t.writeBits(pos+12+uint64(j)*uint64(r), r, uint64(s[j]>>4))
+	}
+}
+
+// word returns bucket i of a fast table as four f-bit lanes, slot j in bits
+// j*f..j*f+f-1 (a semi-sorted bucket is expanded to that layout).
+func (t *table) word(i uint64) uint64 {
+	pos := i * uint64(t.bucketBits)
+	w := t.load(pos>>3) >> (pos & 7) & t.bmask
+	if t.semi {
+		w = t.expand(w)
+	}
+	return w
+}
+
+// expand turns a semi-sorted bucket (12-bit code, four (f-4)-bit remainders)
+// into four f-bit lanes.
+func (t *table) expand(w uint64) uint64 {
+	f := t.f
+	r := f - 4
+	rm := uint64(1)<<r - 1
+	n := uint64(decodeTable[w&0xfff])
+	rem := w >> 12
+	out := n&15 | (rem&rm)<<4
+	out |= (n>>4&15 | (rem>>r&rm)<<4) << f
+	out |= (n>>8&15 | (rem>>(2*r)&rm)<<4) << (2 * f)
+	out |= (n>>12 | (rem>>(3*r)&rm)<<4) << (3 * f)
+	return out
+}
+
+// hasFP reports whether any f-bit lane of w equals fp.
+func (t *table) hasFP(w uint64, fp uint32) bool {
+	x := (w ^ uint64(fp)*t.ones) & t.lmask
+	return (x-t.ones)&^x&t.highs != 0
+}
+
+// contains reports whether bucket i1 or i2 holds fp. Both buckets are loaded
+// before either is compared, so their cache misses overlap.
+func (t *table) contains(i1, i2 uint64, fp uint32) bool {
+	if t.fast {
+		w1, w2 := t.word(i1), t.word(i2)
+		return t.hasFP(w1, fp) || t.hasFP(w2, fp)
+	}
+	b1, b2 := t.bucket(i1), t.bucket(i2)
+	for j := 0; j < slots; j++ {
+		if b1[j] == fp || b2[j] == fp {
+			return true
+		}
+	}
+	return false
+}
+
+// count returns the number of nonempty slots in bucket i.
+func (t *table) count(i uint64) int {
+	n := 0
+	for _, v := range t.bucket(i) {
+		if v != 0 {
+			n++
+		}
+	}
+	return n
+}
