@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/cuckoo"
 )
@@ -45,12 +46,20 @@ func (t *trailer) params() cuckoo.StaticParams {
 // checksum covers every trailer field but the magic and itself: a flipped
 // bit in the seed would otherwise turn lookups into false negatives.
 func (t *trailer) checksum() uint32 {
-	w := uint64(t.keys) | uint64(t.f)<<32 | uint64(t.flags)<<40 | uint64(t.reserved)<<48 | uint64(t.version)<<56
-	x := t.buckets*0x9e3779b97f4a7c15 ^ (t.seed^0x5851f42d4c957f2d)*0xbf58476d1ce4e5b9 ^ w*0x94d049bb133111eb
-	x ^= x >> 32
-	x *= 0xd6e8feb86659fd93
-	x ^= x >> 32
-	return uint32(x)
+	w := uint32(t.f) | uint32(t.flags)<<8 | uint32(t.reserved)<<16 | uint32(t.version)<<24
+	return checksum(t.buckets, t.seed, t.keys, w)
+}
+
+// checksum folds the trailer's buckets, seed, key count and the word of
+// width, flags, reserved byte and version into 32 bits, each field rotated
+// differently, so that any single flipped bit in the trailer changes it. It
+// is a few instructions, paid on every lookup: the block as a whole is
+// protected by Pebble's block checksum.
+func checksum(buckets, seed uint64, keys, w uint32) uint32 {
+	x := uint32(buckets) ^ uint32(buckets>>32)
+	x ^= bits.RotateLeft32(uint32(seed)^uint32(seed>>32), 7)
+	x ^= bits.RotateLeft32(keys, 13) ^ bits.RotateLeft32(w, 19)
+	return x ^ 0x5bd1e995
 }
 
 func (t *trailer) put(b []byte) {
@@ -86,57 +95,79 @@ var reasons = [...]string{
 	errLength:   "table length does not match the bucket count",
 }
 
-// decode validates a block and returns a view of its table. It does not
-// allocate. A block with zero keys and zero buckets is valid and empty.
+// decode validates a block and returns a view of its table, its trailer,
+// and okBlock or the reason it was rejected. A block with zero keys and zero
+// buckets is valid and empty. decode does not allocate; the trailer stays in
+// registers as raw words until the block is known good.
 func decode(b []byte) (cuckoo.Static, trailer, int) {
-	var t trailer
-	if len(b) < trailerLen {
-		return cuckoo.Static{}, t, errShort
+	n := len(b)
+	if n < trailerLen {
+		return cuckoo.Static{}, trailer{}, errShort
 	}
-	tb := b[len(b)-trailerLen:]
-	if binary.LittleEndian.Uint32(tb[28:]) != magic {
-		return cuckoo.Static{}, t, errMagic
+	tb := b[n-trailerLen : n : n]
+	m := binary.LittleEndian.Uint64(tb[0:])
+	seed := binary.LittleEndian.Uint64(tb[8:])
+	kc := binary.LittleEndian.Uint64(tb[16:])
+	w := binary.LittleEndian.Uint64(tb[24:])
+	keys, w24 := uint32(kc), uint32(w)
+	f := w24 & 0xff
+	r := okBlock
+	switch {
+	case uint32(w>>32) != magic:
+		r = errMagic
+	case w24>>16 != formatVersion<<8: // version byte, reserved byte
+		r = errVersion
+	case uint32(kc>>32) != checksum(m, seed, keys, w24):
+		r = errChecksum
+	case w24>>8&0xff&^knownFlags != 0:
+		r = errFlags
+	case f < cuckoo.MinFingerprintBits || f > cuckoo.MaxFingerprintBits:
+		r = errWidth
+	case m == 0 && keys != 0:
+		r = errEmpty
 	}
-	t = trailer{
-		buckets:  binary.LittleEndian.Uint64(tb[0:]),
-		seed:     binary.LittleEndian.Uint64(tb[8:]),
-		keys:     binary.LittleEndian.Uint32(tb[16:]),
-		check:    binary.LittleEndian.Uint32(tb[20:]),
-		f:        tb[24],
-		flags:    tb[25],
-		reserved: tb[26],
-		version:  tb[27],
+	if r != okBlock {
+		return cuckoo.Static{}, trailerOf(m, seed, kc, w24), r
 	}
-	if t.version != formatVersion || t.reserved != 0 {
-		return cuckoo.Static{}, t, errVersion
-	}
-	if t.check != t.checksum() {
-		return cuckoo.Static{}, t, errChecksum
-	}
-	if t.flags&^knownFlags != 0 {
-		return cuckoo.Static{}, t, errFlags
-	}
-	if t.f < cuckoo.MinFingerprintBits || t.f > cuckoo.MaxFingerprintBits {
-		return cuckoo.Static{}, t, errWidth
-	}
-	if t.buckets == 0 && t.keys != 0 {
-		return cuckoo.Static{}, t, errEmpty
-	}
-	s, err := cuckoo.NewStatic(b[:len(b)-trailerLen], t.params())
+	s, err := cuckoo.NewStatic(b[:n-trailerLen], cuckoo.StaticParams{
+		FingerprintBits: int(f),
+		SemiSort:        w24&(flagSemiSort<<8) != 0,
+		Buckets:         m,
+		Seed:            seed,
+		Keys:            uint64(keys),
+	})
 	if err != nil {
-		return cuckoo.Static{}, t, errLength
+		return cuckoo.Static{}, trailerOf(m, seed, kc, w24), errLength
 	}
-	return s, t, okBlock
+	return s, trailer{}, okBlock
+}
+
+// trailerOK checks the magic, version, reserved byte, checksum and flags of
+// a trailer read as four little-endian words.
+func trailerOK(m, seed, kc, w uint64) bool {
+	w24 := uint32(w)
+	return uint32(w>>32) == magic && w24>>16 == formatVersion<<8 &&
+		uint32(kc>>32) == checksum(m, seed, uint32(kc), w24) && w24>>8&0xff&^knownFlags == 0
+}
+
+func trailerOf(m, seed, kc uint64, w24 uint32) trailer {
+	return trailer{
+		buckets: m, seed: seed, keys: uint32(kc), check: uint32(kc >> 32),
+		f: uint8(w24), flags: uint8(w24 >> 8), reserved: uint8(w24 >> 16), version: uint8(w24 >> 24),
+	}
 }
 
 // Inspect decodes a filter block's parameters, for tools and tests. It
 // returns an error wrapping ErrInvalidFilter for anything that is not a
 // valid block of this policy.
 func Inspect(filter []byte) (Info, error) {
-	_, t, r := decode(filter)
+	_, _, r := decode(filter)
 	if r != okBlock {
 		return Info{}, fmt.Errorf("%w: %s (%d bytes)", ErrInvalidFilter, reasons[r], len(filter))
 	}
+	tb := filter[len(filter)-trailerLen:]
+	t := trailerOf(binary.LittleEndian.Uint64(tb[0:]), binary.LittleEndian.Uint64(tb[8:]),
+		binary.LittleEndian.Uint64(tb[16:]), binary.LittleEndian.Uint32(tb[24:]))
 	info := Info{
 		FingerprintBits: int(t.f),
 		SemiSorted:      t.flags&flagSemiSort != 0,

@@ -1,6 +1,7 @@
 package cuckoopolicy
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"sync"
@@ -106,11 +107,21 @@ func mayContain(ftype pebble.FilterType, filter, key []byte) bool {
 	if ftype != pebble.TableFilter {
 		return true
 	}
-	s, _, r := decode(filter)
-	if r != okBlock {
+	n := len(filter)
+	if n < trailerLen {
 		return true
 	}
-	return s.Contains(cuckoo.Hash(key))
+	tb := filter[n-trailerLen : n : n]
+	m := binary.LittleEndian.Uint64(tb[0:])
+	seed := binary.LittleEndian.Uint64(tb[8:])
+	kc := binary.LittleEndian.Uint64(tb[16:])
+	w := binary.LittleEndian.Uint64(tb[24:])
+	keys, w24 := uint32(kc), uint32(w)
+	if !trailerOK(m, seed, kc, w) || (m == 0 && keys != 0) {
+		return true
+	}
+	// cuckoo.Lookup checks the width and the table length itself.
+	return cuckoo.Lookup(filter[:n-trailerLen], m, seed, uint(w24&0xff), w24&(flagSemiSort<<8) != 0, cuckoo.Hash(key))
 }
 
 // config is what a writer needs: the layout and how many buckets n keys get.
@@ -223,7 +234,7 @@ func (w *writer) Finish(dst []byte) []byte {
 	} else if n > 0 {
 		b := builders.Get().(*cuckoo.Builder)
 		var p cuckoo.StaticParams
-		dst, p = b.Build(dst, &w.keys, w.cfg.f, w.cfg.semi, w.cfg.buckets(n))
+		dst, p = b.Build(dst, &w.keys, w.cfg.f, w.cfg.semi, w.cfg.buckets)
 		builders.Put(b)
 		t.buckets, t.seed, t.keys = p.Buckets, p.Seed, uint32(p.Keys)
 	}

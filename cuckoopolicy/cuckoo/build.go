@@ -29,15 +29,17 @@ type Builder struct {
 // Build appends to dst a table holding every hash in keys and returns it
 // with its parameters. Duplicate hashes, in any order, are placed once.
 //
-// The table starts with minBuckets buckets (at least one bucket per four
-// distinct keys is needed; fewer is raised to that). When placement fails
-// Build retries with the next seed, and after three seeds it grows the table
-// by about 1.5%: it never fails and never drops a key. For the same keys in
-// the same order the output is the same.
+// buckets gives the table size for a number of keys; Build asks it first for
+// keys.Len() and, when placement finds duplicates, again for the number of
+// distinct hashes, and rebuilds at that size if it is smaller. A size below
+// one bucket per four keys is raised to that. When placement fails Build
+// retries with the next seed, and after three seeds it grows the table by
+// about 1.5%: it never fails and never drops a key. For the same keys in the
+// same order the output is the same.
 //
 // Build panics if f is outside [MinFingerprintBits, MaxFingerprintBits] or if
 // keys holds 2^32-1 hashes or more.
-func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, minBuckets uint64) ([]byte, StaticParams) {
+func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, buckets func(n int) uint64) ([]byte, StaticParams) {
 	if !validWidth(f) {
 		panic("cuckoo: fingerprint width out of range")
 	}
@@ -49,16 +51,27 @@ func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, minBuckets
 	if n == 0 {
 		return dst, p
 	}
-	m := max(minBuckets, (uint64(n)+slots-1)/slots, 1)
-	for attempt := uint64(0); ; attempt++ {
-		if attempt > 0 && attempt%3 == 0 {
+	size := func(n int) uint64 { return min(max(buckets(n), (uint64(n)+slots-1)/slots, 1), MaxBuckets) }
+	m := size(n)
+	resized := false
+	for attempt, tries := uint64(0), 0; ; attempt++ {
+		if tries > 0 && tries%3 == 0 {
 			m += m/64 + 1
 		}
+		tries++
 		placed, ok := b.place(keys, m, attempt)
-		if ok {
-			p.Buckets, p.Seed, p.Keys = m, attempt, uint64(placed)
-			break
+		if !ok {
+			continue
 		}
+		if placed < n && !resized {
+			resized = true
+			if md := size(placed); md < m {
+				m, tries = md, 0
+				continue
+			}
+		}
+		p.Buckets, p.Seed, p.Keys = m, attempt, uint64(placed)
+		break
 	}
 	return b.encode(dst, keys, p), p
 }

@@ -11,25 +11,18 @@ import (
 // live on disk.
 func Hash(key []byte) uint64 { return xxhash.Sum64(key) }
 
-// mix scrambles h with seed (the 64-bit finalizer of MurmurHash3). A rebuild
-// with another seed remixes the stored 64-bit hashes; keys are never hashed
-// again.
+// mix derives the addressing value of a hash under a seed. Hashes come from
+// xxhash64 and are already well mixed; the seed is folded in with one
+// multiply so that a rebuild with another seed moves every key without
+// hashing keys again.
 func mix(h, seed uint64) uint64 {
-	x := h ^ (seed * 0x9e3779b97f4a7c15)
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
+	x := (h ^ seed*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd
+	return x ^ x>>32
 }
 
-// remix derives a second, independent 64-bit value from a mixed hash.
-func remix(x uint64) uint64 {
-	x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
-}
+// remix derives a second value from a mixed hash: its high half gives the
+// fingerprint and its low half the static filter's second bucket.
+func remix(x uint64) uint64 { return x * 0xc4ceb9fe1a85ec53 }
 
 // reduce maps x to [0, m) without division: the high word of x*m.
 func reduce(x, m uint64) uint64 {

@@ -1,23 +1,35 @@
 package cuckoo
 
+import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+)
+
 // Static is a read-only view of a static filter's packed table, as Build
-// writes it. Its methods do not allocate and are safe for concurrent use; it
-// never modifies the bytes it views.
+// writes it. The zero Static is an empty filter. Its methods do not allocate
+// and are safe for concurrent use; it never modifies the bytes it views.
 type Static struct {
-	t    table
+	data []byte
+	m    uint64
 	seed uint64
+	f    uint
+	semi bool
 }
 
 // NewStatic validates the parameters against data (the packed table alone)
 // and returns a view of it. It returns an error, never panics, on any
 // inconsistency: an unsupported width or a length that does not match the
-// bucket count.
+// bucket count. It does not allocate.
 func NewStatic(data []byte, p StaticParams) (Static, error) {
-	t, err := tableOn(data, p.Buckets, uint(p.FingerprintBits), p.SemiSort)
-	if err != nil {
-		return Static{}, err
+	if !validWidth(p.FingerprintBits) {
+		return Static{}, errTableParams
 	}
-	return Static{t: t, seed: p.Seed}, nil
+	n, ok := tableBytes(p.Buckets, uint(p.FingerprintBits), p.SemiSort)
+	if !ok || n != len(data) {
+		return Static{}, errTableParams
+	}
+	return Static{data: data, m: p.Buckets, seed: p.Seed, f: uint(p.FingerprintBits), semi: p.SemiSort}, nil
 }
 
 // StaticSize returns the length in bytes of the packed table for p, and false
@@ -32,9 +44,135 @@ func StaticSize(p StaticParams) (int, bool) {
 // Contains reports whether the key with hash h (from Hash) may be in the
 // filter. An empty filter contains nothing.
 func (s *Static) Contains(h uint64) bool {
-	if s.t.m == 0 {
+	if s.m == 0 {
 		return false
 	}
-	i1, i2, fp := staticAddr(h, s.seed, s.t.m, s.t.f)
-	return s.t.contains(i1, i2, fp)
+	return lookup(s.data, s.m, s.seed, s.f, s.semi, h)
+}
+
+// Lookup reports whether the static table in data (the packed table alone,
+// padding included), of m buckets of f-bit fingerprints, semi-sorted if semi,
+// placed with seed, may hold the key with hash h. It is NewStatic and
+// Contains in one call without a struct, for hot paths. When the parameters
+// do not describe a table of len(data) bytes it answers true: a table it
+// cannot read cannot vouch for absence. m == 0 with empty data is the empty
+// filter and answers false.
+func Lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
+	if f < MinFingerprintBits || f > MaxFingerprintBits || m > MaxBuckets {
+		return true
+	}
+	bb := uint64(4 * f)
+	if semi {
+		bb -= 4
+	}
+	want := uint64(0)
+	if m > 0 {
+		want = (m*bb+7)>>3 + padBytes
+	}
+	if uint64(len(data)) != want {
+		return true
+	}
+	if m == 0 {
+		return false
+	}
+	return lookup(data, m, seed, f, semi, h)
+}
+
+// lookup probes a validated table.
+func lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
+	x := mix(h, seed)
+	y := remix(x)
+	i1, i2 := reduce(x, m), reduce(rot32(y), m)
+	fp := fingerprint(y, f)
+	if f > 16 {
+		t := table{data: data, m: m, f: f, semi: semi, bucketBits: bucketBitsFor(f, semi)}
+		return t.containsSlow(i1, i2, fp)
+	}
+	// 4f <= 64: each bucket is one unaligned 8-byte load. Both loads are
+	// issued before either bucket is compared.
+	bb := uint64(4 * f)
+	if semi {
+		bb -= 4
+	}
+	p1, p2 := i1*bb, i2*bb
+	w1 := binary.LittleEndian.Uint64(data[p1>>3:]) >> (p1 & 7)
+	w2 := binary.LittleEndian.Uint64(data[p2>>3:]) >> (p2 & 7)
+	if semi {
+		return semiHas(w1, fp, f) || semiHas(w2, fp, f)
+	}
+	ones := uint64(1) | 1<<f | 1<<(2*f) | 1<<(3*f)
+	lanes := uint64(math.MaxUint64) >> (64 - 4*f)
+	q := uint64(fp) * ones
+	highs := ones << (f - 1)
+	x1 := (w1 ^ q) & lanes
+	x2 := (w2 ^ q) & lanes
+	return ((x1-ones)&^x1|(x2-ones)&^x2)&highs != 0
+}
+
+const (
+	ones16  = 0x0001000100010001
+	highs16 = 0x8000800080008000
+)
+
+// semiHas reports whether the semi-sorted bucket w (12-bit code, then four
+// (f-4)-bit remainders; bits above them are ignored) holds fp, for
+// 4 <= f <= 16. It finds the slots whose remainder equals fp's high bits with
+// an exact SWAR zero test, and decodes the nibbles only for those.
+func semiHas(w uint64, fp uint32, f uint) bool {
+	r := f - 4
+	n := decodeTable[w&0xfff]
+	nib := uint16(fp & 15)
+	if r == 0 {
+		return hasNibble(n, nib)
+	}
+	onesR := uint64(1) | 1<<r | 1<<(2*r) | 1<<(3*r)
+	highR := onesR << (r - 1)
+	lowR := onesR * (1<<r - 1) &^ highR
+	x := (w>>12 ^ uint64(fp>>4)*onesR) & (onesR * (1<<r - 1))
+	z := ^((x&lowR + lowR) | x | lowR) & highR // top bit of each lane equal to fp>>4
+	if z&(z-1) == 0 {
+		if z == 0 {
+			return false
+		}
+		j := laneOf[r][bits.TrailingZeros64(z)]
+		return n>>(4*j)&15 == nib
+	}
+	for ; z != 0; z &= z - 1 {
+		if n>>(4*laneOf[r][bits.TrailingZeros64(z)])&15 == nib {
+			return true
+		}
+	}
+	return false
+}
+
+// hasNibble reports whether any of the four nibbles of n equals nib.
+func hasNibble(n, nib uint16) bool {
+	x := n ^ nib*0x1111
+	return (x-0x1111)&^x&0x8888 != 0
+}
+
+// laneOf[r][b] is the lane of bit b in four r-bit lanes.
+var laneOf [13][64]uint8
+
+func init() {
+	for r := 1; r < len(laneOf); r++ {
+		for b := 0; b < 64; b++ {
+			laneOf[r][b] = uint8(min(b/r, 3))
+		}
+	}
+}
+
+// expand turns a semi-sorted bucket (12-bit code, then four (f-4)-bit
+// remainders; bits above them are ignored) into four f-bit lanes, slot j in
+// bits j*f..j*f+f-1. It requires 4 <= f <= 16.
+func expand(w uint64, f uint) uint64 {
+	r := f - 4
+	rm := uint64(1)<<r - 1
+	n := uint64(decodeTable[w&0xfff])
+	rem := w >> 12
+	out := n&15 | (rem&rm)<<4
+	out |= (n>>4&15 | (rem>>r&rm)<<4) << f
+	out |= (n>>8&15 | (rem>>(2*r)&rm)<<4) << (2 * f)
+	out |= (n>>12 | (rem>>(3*r)&rm)<<4) << (3 * f)
+	return out
 }

@@ -52,19 +52,22 @@ func bucketBitsFor(f uint, semi bool) uint {
 // tableBytes returns the size in bytes of a table of m buckets, padding
 // included, and false if it does not fit in an int.
 func tableBytes(m uint64, f uint, semi bool) (int, bool) {
-	bb := uint64(bucketBitsFor(f, semi))
 	if m == 0 {
 		return 0, true
 	}
-	if m > (math.MaxInt64-8*padBytes-7)/bb {
+	if m > MaxBuckets || f > MaxFingerprintBits {
 		return 0, false
 	}
-	n := (m*bb+7)/8 + padBytes
+	n := (m*uint64(bucketBitsFor(f, semi))+7)/8 + padBytes
 	if n > math.MaxInt {
 		return 0, false
 	}
 	return int(n), true
 }
+
+// MaxBuckets bounds a table's bucket count (2^48 buckets, far beyond any
+// memory), so that sizes never overflow and need no division to check.
+const MaxBuckets = 1 << 48
 
 func validWidth(f int) bool { return f >= MinFingerprintBits && f <= MaxFingerprintBits }
 
@@ -156,24 +159,9 @@ func (t *table) word(i uint64) uint64 {
 	pos := i * uint64(t.bucketBits)
 	w := t.load(pos>>3) >> (pos & 7) & t.bmask
 	if t.semi {
-		w = t.expand(w)
+		w = expand(w, t.f)
 	}
 	return w
-}
-
-// expand turns a semi-sorted bucket (12-bit code, four (f-4)-bit remainders)
-// into four f-bit lanes.
-func (t *table) expand(w uint64) uint64 {
-	f := t.f
-	r := f - 4
-	rm := uint64(1)<<r - 1
-	n := uint64(decodeTable[w&0xfff])
-	rem := w >> 12
-	out := n&15 | (rem&rm)<<4
-	out |= (n>>4&15 | (rem>>r&rm)<<4) << f
-	out |= (n>>8&15 | (rem>>(2*r)&rm)<<4) << (2 * f)
-	out |= (n>>12 | (rem>>(3*r)&rm)<<4) << (3 * f)
-	return out
 }
 
 // hasFP reports whether any f-bit lane of w equals fp.
@@ -189,6 +177,11 @@ func (t *table) contains(i1, i2 uint64, fp uint32) bool {
 		w1, w2 := t.word(i1), t.word(i2)
 		return t.hasFP(w1, fp) || t.hasFP(w2, fp)
 	}
+	return t.containsSlow(i1, i2, fp)
+}
+
+// containsSlow is contains for any width, one slot at a time.
+func (t *table) containsSlow(i1, i2 uint64, fp uint32) bool {
 	b1, b2 := t.bucket(i1), t.bucket(i2)
 	for j := 0; j < slots; j++ {
 		if b1[j] == fp || b2[j] == fp {

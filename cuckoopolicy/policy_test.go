@@ -1,0 +1,311 @@
+package cuckoopolicy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+)
+
+func TestNoFalseNegatives(t *testing.T) {
+	seed := seedFor(t)
+	sizes := []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 100, 1000, 4096, 10000, 100000}
+	if !testing.Short() {
+		sizes = append(sizes, 1000000)
+	}
+	policies := []pebble.FilterPolicy{FilterPolicy(10), FilterPolicy(4), FilterPolicy(12), FilterPolicy(16),
+		FilterPolicy(23), FilterPolicy(32), Policy{FingerprintBits: 13, SemiSort: true, LoadFactor: 0.975},
+		Policy{FingerprintBits: 12}, Policy{FingerprintBits: 17, SemiSort: true}, Policy{}}
+	for _, n := range sizes {
+		for _, shape := range []string{"random", "sequential", "var"} {
+			r := rng(seed + uint64(n))
+			var keys *keySet
+			switch shape {
+			case "random":
+				keys = randomKeys(r, n)
+			case "sequential":
+				keys = sequentialKeys(n)
+			case "var":
+				keys = varKeys(r, min(n, 20000), 1000)
+			}
+			for _, p := range policies {
+				if n >= 1000000 && shape != "random" {
+					continue
+				}
+				t.Run(fmt.Sprintf("n=%d/%s/%v", n, shape, p), func(t *testing.T) {
+					block := build(p, keys)
+					requireAll(t, p, block, keys)
+					info, err := Inspect(block)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if keys.len() > 0 && (info.Keys == 0 || info.Keys > keys.len()) {
+						t.Fatalf("Inspect: %d keys placed for %d added", info.Keys, keys.len())
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestEveryBudget(t *testing.T) {
+	seed := seedFor(t)
+	r := rng(seed)
+	keys := randomKeys(r, 20000)
+	absent := randomKeys(r, 20000)
+	for b := -1; b <= 40; b++ {
+		p := FilterPolicy(b)
+		block := build(p, keys)
+		requireAll(t, p, block, keys)
+		info, err := Inspect(block)
+		if err != nil {
+			t.Fatalf("B=%d: %v", b, err)
+		}
+		cb := clampBudget(b)
+		if !info.SemiSorted || info.FingerprintBits != budgetWidth(cb, true) {
+			t.Errorf("B=%d: got f=%d semi=%v", b, info.FingerprintBits, info.SemiSorted)
+		}
+		if info.BitsPerKey > float64(cb) && cb > MinBitsPerKey {
+			t.Errorf("B=%d: %.3f bits per key", b, info.BitsPerKey)
+		}
+		if info.LoadFactor > maxLoad+1e-9 {
+			t.Errorf("B=%d: load %.4f above %.2f", b, info.LoadFactor, maxLoad)
+		}
+		// FPR against theory, within 5 standard deviations.
+		want := theoryFPR(info.FingerprintBits, info.LoadFactor)
+		got := float64(falsePositives(p, block, absent)) / float64(absent.len())
+		sd := math.Sqrt(want * (1 - want) / float64(absent.len()))
+		if math.Abs(got-want) > 5*sd+1e-4 {
+			t.Errorf("B=%d f=%d load=%.3f: FPR %.5f, theory %.5f (sd %.5f)", b, info.FingerprintBits, info.LoadFactor, got, want, sd)
+		}
+	}
+}
+
+// TestFPRAgainstBloom checks the false-positive targets against
+// Pebble's bloom filter on the same keys: the ratio's standard deviation at
+// these sizes is a few hundredths at most, well inside the margins.
+func TestFPRAgainstBloom(t *testing.T) {
+	seed := seedFor(t)
+	n, q := 200000, 1000000
+	if testing.Short() {
+		n, q = 100000, 400000
+	}
+	r := rng(seed)
+	keys := randomKeys(r, n)
+	absent := randomKeys(r, q)
+	for _, tc := range []struct {
+		b        int
+		maxRatio float64
+	}{{10, 0.65}, {12, 0.30}, {16, 0.05}} {
+		cb := build(FilterPolicy(tc.b), keys)
+		bb := build(bloom.FilterPolicy(tc.b), keys)
+		c := falsePositives(FilterPolicy(tc.b), cb, absent)
+		bl := falsePositives(bloom.FilterPolicy(tc.b), bb, absent)
+		ratio := float64(c) / float64(bl)
+		bits := float64(8*len(cb)) / float64(n)
+		t.Logf("B=%d: cuckoo %.4f%% bloom %.4f%% ratio %.3f, %.3f bits/key", tc.b, 100*float64(c)/float64(q), 100*float64(bl)/float64(q), ratio, bits)
+		if ratio > tc.maxRatio {
+			t.Errorf("B=%d: FPR ratio cuckoo/bloom %.3f > %.2f", tc.b, ratio, tc.maxRatio)
+		}
+		if bits > float64(tc.b) {
+			t.Errorf("B=%d: %.3f bits per key", tc.b, bits)
+		}
+	}
+}
+
+// TestExplicitPolicyTarget: 13-bit semi-sorted fingerprints at load 0.975.
+func TestExplicitPolicyTarget(t *testing.T) {
+	seed := seedFor(t)
+	n := 1000000
+	if testing.Short() {
+		n = 200000
+	}
+	r := rng(seed)
+	keys := randomKeys(r, n)
+	p := Policy{FingerprintBits: 13, SemiSort: true, LoadFactor: 0.975}
+	block := build(p, keys)
+	requireAll(t, p, block, keys)
+	info, err := Inspect(block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	absent := randomKeys(r, 1000000)
+	fpr := float64(falsePositives(p, block, absent)) / float64(absent.len())
+	t.Logf("%+v fpr=%.4f%%", info, 100*fpr)
+	if info.LoadFactor < 0.97 || info.BitsPerKey > 12.45 || fpr > 0.0011 {
+		t.Errorf("got load %.4f, %.3f bits/key, FPR %.4f%%; want >= 0.97, <= 12.45, <= 0.11%%", info.LoadFactor, info.BitsPerKey, 100*fpr)
+	}
+}
+
+func TestPolicyConfig(t *testing.T) {
+	for _, tc := range []struct {
+		p    Policy
+		f    int
+		semi bool
+		load float64
+		bpk  int
+	}{
+		{Policy{}, 9, false, 0, 10},
+		{Policy{SemiSort: true}, 10, true, 0, 10},
+		{Policy{FingerprintBits: 12}, 12, false, DefaultLoadFactor, 0},
+		{Policy{FingerprintBits: 2}, 4, false, DefaultLoadFactor, 0},
+		{Policy{FingerprintBits: 99, SemiSort: true}, 32, true, DefaultLoadFactor, 0},
+		{Policy{FingerprintBits: 8, LoadFactor: 2}, 8, false, MaxLoadFactor, 0},
+		{Policy{FingerprintBits: 8, LoadFactor: 0.01}, 8, false, MinLoadFactor, 0},
+		{Policy{FingerprintBits: 8, LoadFactor: math.NaN()}, 8, false, DefaultLoadFactor, 0},
+		{Policy{LoadFactor: 0.5}, 9, false, 0.5, 0},
+	} {
+		c := tc.p.config()
+		if c.f != tc.f || c.semi != tc.semi || c.load != tc.load || c.bitsPerKey != tc.bpk {
+			t.Errorf("%+v: got %+v", tc.p, c)
+		}
+	}
+}
+
+func TestWriterAppendsAndIsReusable(t *testing.T) {
+	seed := seedFor(t)
+	r := rng(seed)
+	a, b := randomKeys(r, 5000), randomKeys(r, 300)
+	p := FilterPolicy(10)
+	w := p.NewWriter(pebble.TableFilter)
+	prefix := []byte("existing bytes")
+	for i := range a.len() {
+		w.AddKey(a.at(i))
+	}
+	out := w.Finish(append([]byte(nil), prefix...))
+	if !bytes.HasPrefix(out, prefix) {
+		t.Fatal("Finish did not append to dst")
+	}
+	blockA := out[len(prefix):]
+	if !bytes.Equal(blockA, build(p, a)) {
+		t.Fatal("block differs from a fresh writer's: output is not deterministic")
+	}
+	for i := range b.len() {
+		w.AddKey(b.at(i))
+	}
+	blockB := w.Finish(nil)
+	requireAll(t, p, blockB, b)
+	if info, _ := Inspect(blockB); info.Keys != b.len() {
+		t.Fatalf("reused writer: %d keys, want %d", info.Keys, b.len())
+	}
+	// The writer must copy what it keeps: reusing the key buffer is allowed.
+	w = p.NewWriter(pebble.TableFilter)
+	buf := make([]byte, 16)
+	for i := range a.len() {
+		copy(buf, a.at(i))
+		w.AddKey(buf)
+	}
+	requireAll(t, p, w.Finish(nil), a)
+}
+
+func TestDuplicates(t *testing.T) {
+	seed := seedFor(t)
+	r := rng(seed)
+	p := FilterPolicy(10)
+
+	// 200,000 copies of one key, consecutive.
+	w := p.NewWriter(pebble.TableFilter)
+	for range 200000 {
+		w.AddKey([]byte("the same key"))
+	}
+	block := w.Finish(nil)
+	if !p.MayContain(pebble.TableFilter, block, []byte("the same key")) {
+		t.Fatal("false negative for the repeated key")
+	}
+	if info, err := Inspect(block); err != nil || info.Keys != 1 || len(block) > 64 {
+		t.Fatalf("repeated key: %+v, %v, %d bytes", info, err, len(block))
+	}
+
+	// 12 copies of every key, in random order.
+	keys := randomKeys(r, 5000)
+	order := make([]int, 0, 12*keys.len())
+	for i := range keys.len() {
+		for range 12 {
+			order = append(order, i)
+		}
+	}
+	r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	w = p.NewWriter(pebble.TableFilter)
+	for _, i := range order {
+		w.AddKey(keys.at(i))
+	}
+	block = w.Finish(nil)
+	requireAll(t, p, block, keys)
+	info, err := Inspect(block)
+	if err != nil || info.Keys != keys.len() {
+		t.Fatalf("12 copies each: %+v, %v", info, err)
+	}
+	if info.BitsPerKey > 12*10/2 {
+		t.Fatalf("12 copies each: %.1f bits per distinct key", info.BitsPerKey)
+	}
+}
+
+func TestEmptyFilter(t *testing.T) {
+	p := FilterPolicy(10)
+	block := p.NewWriter(pebble.TableFilter).Finish(nil)
+	info, err := Inspect(block)
+	if err != nil || info.Keys != 0 || info.Buckets != 0 {
+		t.Fatalf("empty: %+v %v", info, err)
+	}
+	for _, k := range []string{"", "a", "anything"} {
+		if p.MayContain(pebble.TableFilter, block, []byte(k)) {
+			t.Errorf("empty filter admits %q", k)
+		}
+	}
+}
+
+func TestNameAndParse(t *testing.T) {
+	names := map[string]bool{}
+	for _, p := range []pebble.FilterPolicy{FilterPolicy(1), FilterPolicy(10), FilterPolicy(32), Policy{}, Policy{FingerprintBits: 12, SemiSort: true}} {
+		names[p.Name()] = true
+	}
+	if len(names) != 1 || !names[name] {
+		t.Fatalf("names: %v", names)
+	}
+	for _, tc := range []struct {
+		in   string
+		want pebble.FilterPolicy
+	}{
+		{name, FilterPolicy(10)},
+		{"rocksdb.BuiltinBloomFilter", bloom.FilterPolicy(10)},
+		{"none", pebble.NoFilterPolicy},
+	} {
+		got, err := ParseFilterPolicy(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseFilterPolicy(%q) = %v, %v", tc.in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "bloom", "pebble_cuckoo.v2", name + " "} {
+		if _, err := ParseFilterPolicy(bad); err == nil {
+			t.Errorf("ParseFilterPolicy(%q): no error", bad)
+		}
+	}
+	// Every instance reads every block.
+	r := rng(seedFor(t))
+	keys := randomKeys(r, 3000)
+	block := build(Policy{FingerprintBits: 7, LoadFactor: 0.6}, keys)
+	requireAll(t, FilterPolicy(30), block, keys)
+}
+
+func TestInspectErrors(t *testing.T) {
+	r := rng(seedFor(t))
+	block := build(FilterPolicy(10), randomKeys(r, 1000))
+	cases := map[string][]byte{
+		"nil":          nil,
+		"short":        block[len(block)-trailerLen+1:],
+		"truncated":    block[:len(block)-1],
+		"front cut":    block[1:],
+		"padded":       append(append([]byte(nil), block...), 0),
+		"prefixed":     append([]byte{0}, block...),
+		"random bytes": []byte("this is not a filter block at all, not at all"),
+	}
+	for name, b := range cases {
+		if _, err := Inspect(b); !errors.Is(err, ErrInvalidFilter) {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+}
