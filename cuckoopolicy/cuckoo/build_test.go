@@ -1,0 +1,94 @@
+package cuckoo
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+)
+
+func fixed(m uint64) func(int) uint64 { return func(int) uint64 { return m } }
+
+// TestBuildNeverFails asks for tables too small to hold the keys, for tiny
+// key counts and pathological duplicates, and checks every key is found.
+func TestBuildNeverFails(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 4))
+	var b Builder
+	for _, tc := range []struct {
+		n, distinct int
+		m           uint64
+	}{
+		{1, 1, 1}, {4, 4, 1}, {5, 5, 1}, {9, 9, 2}, {100, 100, 1}, {1000, 1000, 200}, {100000, 100000, 25000},
+		{3000, 1, 1}, {3000, 7, 1}, {12000, 1000, 1},
+	} {
+		var l HashList
+		vals := make([]uint64, tc.distinct)
+		for i := range vals {
+			vals[i] = r.Uint64()
+		}
+		for i := range tc.n {
+			l.Add(vals[(i*7919)%tc.distinct])
+		}
+		data, p := b.Build(nil, &l, 12, true, fixed(tc.m))
+		if int(p.Keys) != tc.distinct {
+			t.Errorf("n=%d distinct=%d: placed %d", tc.n, tc.distinct, p.Keys)
+		}
+		s, err := NewStatic(data, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range tc.n {
+			if !s.Contains(l.At(i)) {
+				t.Fatalf("n=%d m=%d: key %d lost", tc.n, tc.m, i)
+			}
+		}
+		l.Reset()
+	}
+}
+
+// TestBuildLoadThreshold: the builder reaches 97.5% load for f >= 8 without
+// growing the table, at sizes from a few thousand keys up.
+func TestBuildLoadThreshold(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 5))
+	n := 400000
+	if testing.Short() {
+		n = 100000
+	}
+	var b Builder
+	for _, f := range []int{8, 13, 16} {
+		var l HashList
+		for range n {
+			l.Add(r.Uint64())
+		}
+		m := uint64(float64(n)/(4*0.975)) + 1
+		data, p := b.Build(nil, &l, f, true, fixed(m))
+		load := float64(p.Keys) / float64(4*p.Buckets)
+		t.Logf("f=%d: load %.4f after %d seeds", f, load, p.Seed+1)
+		if load < 0.975-1e-3 {
+			t.Errorf("f=%d: load %.4f, table grew from %d to %d buckets", f, load, m, p.Buckets)
+		}
+		for i := range n {
+			if !Lookup(data, p.Buckets, p.Seed, uint(f), true, l.At(i)) {
+				t.Fatalf("f=%d: key %d lost", f, i)
+			}
+		}
+		l.Reset()
+	}
+}
+
+func TestBuildDeterministicAndAppends(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 6))
+	var l HashList
+	for range 10000 {
+		l.Add(r.Uint64())
+	}
+	var b1, b2 Builder
+	a, pa := b1.Build([]byte("prefix"), &l, 10, true, fixed(2600))
+	c, pc := b2.Build(nil, &l, 10, true, fixed(2600))
+	if pa != pc || !bytes.Equal(a[6:], c) || string(a[:6]) != "prefix" {
+		t.Fatal("builds of the same keys differ, or dst was not kept")
+	}
+}

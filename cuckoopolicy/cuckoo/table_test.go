@@ -1,0 +1,137 @@
+package cuckoo
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// rawWord returns bucket i of a fast table as stored (not expanded).
+func (t *table) rawWord(i uint64) uint64 {
+	pos := i * uint64(t.bucketBits)
+	return t.load(pos>>3) >> (pos & 7) & t.bmask
+}
+
+// TestTableEveryWidth fills tables of every width and layout with random
+// buckets (empty slots included) and checks that every read path agrees with
+// an oracle: bucket, contains (fast and slow), and lookup on random probes.
+func TestTableEveryWidth(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 2))
+	for f := uint(MinFingerprintBits); f <= MaxFingerprintBits; f++ {
+		for _, semi := range []bool{false, true} {
+			m := uint64(1 + r.IntN(300))
+			tb, err := newTable(m, f, semi)
+			if err != nil {
+				t.Fatal(err)
+			}
+			oracle := make([][4]uint32, m)
+			for i := range oracle {
+				for j := range 4 {
+					if r.IntN(5) > 0 {
+						oracle[i][j] = 1 + r.Uint32()%uint32(1<<f-1)
+					}
+				}
+				tb.setBucket(uint64(i), oracle[i])
+			}
+			// Overwrite some buckets to exercise clearing.
+			for range m / 3 {
+				i := r.Uint64N(m)
+				oracle[i] = [4]uint32{1 + r.Uint32()%uint32(1<<f-1)}
+				tb.setBucket(i, oracle[i])
+			}
+			for i := range m {
+				if got := tb.bucket(i); multiset(got) != multiset(oracle[i]) {
+					t.Fatalf("f=%d semi=%v bucket %d: got %x want %x", f, semi, i, got, oracle[i])
+				}
+			}
+			for range 3000 {
+				i1, i2 := r.Uint64N(m), r.Uint64N(m)
+				var fp uint32
+				if r.IntN(2) == 0 {
+					fp = oracle[i1][r.IntN(4)]
+				}
+				if fp == 0 {
+					fp = 1 + r.Uint32()%uint32(1<<f-1)
+				}
+				want := false
+				for _, v := range append(oracle[i1][:], oracle[i2][:]...) {
+					want = want || v == fp
+				}
+				if got := tb.contains(i1, i2, fp); got != want {
+					t.Fatalf("f=%d semi=%v contains(%d,%d,%x) = %v", f, semi, i1, i2, fp, got)
+				}
+				if got := tb.containsSlow(i1, i2, fp); got != want {
+					t.Fatalf("f=%d semi=%v containsSlow(%d,%d,%x) = %v", f, semi, i1, i2, fp, got)
+				}
+			}
+		}
+	}
+}
+
+// TestLookupMatchesTable checks the hot path (Lookup) against the table for
+// every width and layout on a built filter, on present and absent hashes.
+func TestLookupMatchesTable(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 3))
+	var b Builder
+	for f := MinFingerprintBits; f <= MaxFingerprintBits; f++ {
+		for _, semi := range []bool{false, true} {
+			var l HashList
+			n := 2000
+			for range n {
+				l.Add(r.Uint64())
+			}
+			data, p := b.Build(nil, &l, f, semi, func(n int) uint64 { return uint64(float64(n) / (4 * 0.95)) })
+			tb, err := tableOn(data, p.Buckets, uint(f), semi)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 2 * n {
+				h := r.Uint64()
+				if i < n {
+					h = l.At(i)
+				}
+				i1, i2, fp := staticAddr(h, p.Seed, p.Buckets, uint(f))
+				want := tb.containsSlow(i1, i2, fp)
+				if i < n && !want {
+					t.Fatalf("f=%d semi=%v: key %d not in its buckets", f, semi, i)
+				}
+				if got := Lookup(data, p.Buckets, p.Seed, uint(f), semi, h); got != want {
+					t.Fatalf("f=%d semi=%v: Lookup = %v, table says %v", f, semi, got, want)
+				}
+			}
+			l.Reset()
+		}
+	}
+}
+
+func TestLookupRejectsBadParams(t *testing.T) {
+	data := make([]byte, 64)
+	for _, tc := range []struct {
+		m    uint64
+		f    uint
+		semi bool
+	}{
+		{1, 3, false}, {1, 33, false}, {1, 10, false}, {MaxBuckets + 1, 10, true}, {1 << 63, 16, false}, {0, 10, true},
+	} {
+		if !Lookup(data, tc.m, 0, tc.f, tc.semi, 42) {
+			t.Errorf("Lookup(%d buckets, f=%d, semi=%v) on 64 bytes answered false", tc.m, tc.f, tc.semi)
+		}
+	}
+	if Lookup(nil, 0, 0, 10, true, 42) {
+		t.Error("empty table answered true")
+	}
+}
+
+func TestFingerprintRange(t *testing.T) {
+	for f := uint(MinFingerprintBits); f <= MaxFingerprintBits; f++ {
+		for _, y := range []uint64{0, 1 << 32, 1<<63 - 1, 1 << 63, ^uint64(0)} {
+			fp := fingerprint(y, f)
+			if fp == 0 || uint64(fp) >= 1<<f {
+				t.Fatalf("fingerprint(%x, %d) = %d", y, f, fp)
+			}
+		}
+	}
+}
