@@ -1,0 +1,183 @@
+package cuckoopolicy
+
+import (
+	"encoding/binary"
+	"sync"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// TestDamagedBlocks: every truncation, garbage before the block, padding
+// after it, and every single flipped trailer bit. MayContain must never
+// panic, and must never answer "absent" for a present key unless the block
+// still decodes as valid (a flip the trailer check cannot see, of which
+// there are none for single bits).
+func TestDamagedBlocks(t *testing.T) {
+	r := rng(seedFor(t))
+	keys := randomKeys(r, 500)
+	p := FilterPolicy(10)
+	block := build(p, keys)
+	check := func(what string, b []byte) {
+		t.Helper()
+		_, err := Inspect(b)
+		for i := range keys.len() {
+			if !p.MayContain(pebble.TableFilter, b, keys.at(i)) {
+				t.Fatalf("%s: false negative (Inspect: %v)", what, err)
+			}
+		}
+	}
+	for n := 0; n < len(block); n++ {
+		check("truncated", block[:n])
+		check("front cut", block[n+1:])
+	}
+	for _, pre := range [][]byte{{0}, []byte("garbage"), make([]byte, 100)} {
+		check("prefixed", append(append([]byte(nil), pre...), block...))
+		check("padded", append(append([]byte(nil), block...), pre...))
+	}
+	tr := len(block) - trailerLen
+	for bit := 0; bit < 8*trailerLen; bit++ {
+		b := append([]byte(nil), block...)
+		b[tr+bit/8] ^= 1 << (bit % 8)
+		if _, err := Inspect(b); err == nil {
+			t.Errorf("trailer bit %d flipped: Inspect accepted the block", bit)
+		}
+		check("flipped trailer bit", b)
+	}
+	// Another filter type is never vouched for.
+	if !p.MayContain(pebble.FilterType(7), block, []byte("absent")) {
+		t.Fatal("unknown filter type answered absent")
+	}
+}
+
+// TestRandomBytes: MayContain and Inspect on random bytes of every length up
+// to 300 and some large ones never panic; a random block that happens to
+// carry a valid trailer is vanishingly unlikely, and Inspect must agree with
+// MayContain about validity.
+func TestRandomBytes(t *testing.T) {
+	r := rng(seedFor(t))
+	p := FilterPolicy(10)
+	for n := 0; n < 300; n++ {
+		for range 20 {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = byte(r.Uint32())
+			}
+			if _, err := Inspect(b); err == nil {
+				t.Fatalf("random %d bytes accepted: %x", n, b)
+			}
+			if !p.MayContain(pebble.TableFilter, b, b) {
+				t.Fatalf("random %d bytes: answered absent", n)
+			}
+		}
+	}
+	// A valid trailer describing a table the block does not hold.
+	var tl trailer
+	tl.version, tl.f, tl.flags, tl.buckets, tl.keys = formatVersion, 16, flagSemiSort, 1<<40, 5
+	b := make([]byte, trailerLen)
+	tl.put(b)
+	if !p.MayContain(pebble.TableFilter, b, []byte("k")) {
+		t.Fatal("a trailer claiming 2^40 buckets over no data answered absent")
+	}
+	if _, err := Inspect(b); err == nil {
+		t.Fatal("Inspect accepted a trailer claiming 2^40 buckets over no data")
+	}
+	// Unsupported widths with a matching checksum.
+	for _, f := range []uint8{0, 1, 3, 33, 255} {
+		tl := trailer{version: formatVersion, f: f, buckets: 1, keys: 1}
+		b := make([]byte, 40)
+		tl.put(b[8:])
+		if !p.MayContain(pebble.TableFilter, b, []byte("k")) {
+			t.Fatalf("width %d answered absent", f)
+		}
+	}
+	// Keys without buckets.
+	tl = trailer{version: formatVersion, f: 10, keys: 3}
+	b = make([]byte, trailerLen)
+	tl.put(b)
+	if !p.MayContain(pebble.TableFilter, b, []byte("k")) {
+		t.Fatal("keys without buckets answered absent")
+	}
+}
+
+func TestLargeAndEmptyKeys(t *testing.T) {
+	r := rng(seedFor(t))
+	keys := newKeySet()
+	keys.add(nil)
+	keys.add([]byte{})
+	big := make([]byte, 1<<20)
+	for i := range big {
+		big[i] = byte(r.Uint32())
+	}
+	keys.add(big)
+	big2 := append([]byte(nil), big...)
+	big2[len(big2)-1] ^= 1
+	keys.add(big2)
+	p := FilterPolicy(10)
+	block := build(p, keys)
+	requireAll(t, p, block, keys)
+	if info, _ := Inspect(block); info.Keys != 3 { // nil and empty are one key
+		t.Fatalf("%d keys, want 3", info.Keys)
+	}
+}
+
+func TestMayContainAllocs(t *testing.T) {
+	r := rng(seedFor(t))
+	keys := randomKeys(r, 10000)
+	for _, p := range []pebble.FilterPolicy{FilterPolicy(10), Policy{FingerprintBits: 12}, Policy{FingerprintBits: 24, SemiSort: true}} {
+		block := build(p, keys)
+		i := 0
+		allocs := testing.AllocsPerRun(1000, func() {
+			p.MayContain(pebble.TableFilter, block, keys.at(i%keys.len()))
+			i++
+		})
+		if allocs != 0 {
+			t.Errorf("%v: %.1f allocations per MayContain", p, allocs)
+		}
+	}
+}
+
+// TestConcurrentMayContain runs readers of one block from many goroutines;
+// under -race it proves MayContain neither writes the block nor shares state.
+func TestConcurrentMayContain(t *testing.T) {
+	r := rng(seedFor(t))
+	keys := randomKeys(r, 20000)
+	p := FilterPolicy(12)
+	block := build(p, keys)
+	orig := append([]byte(nil), block...)
+	var wg sync.WaitGroup
+	errs := make(chan int, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < keys.len(); i += 3 {
+				if !p.MayContain(pebble.TableFilter, block, keys.at(i)) {
+					errs <- i
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for i := range errs {
+		t.Fatalf("false negative for key %d under concurrency", i)
+	}
+	if string(orig) != string(block) {
+		t.Fatal("MayContain modified the block")
+	}
+}
+
+// TestTrailerLayout pins the trailer's byte positions independently of the
+// golden files.
+func TestTrailerLayout(t *testing.T) {
+	tl := trailer{buckets: 0x0102030405060708, seed: 0x1112131415161718, keys: 0x21222324, f: 13, flags: flagSemiSort, version: formatVersion}
+	b := make([]byte, trailerLen)
+	tl.put(b)
+	if binary.LittleEndian.Uint64(b[0:]) != tl.buckets || binary.LittleEndian.Uint64(b[8:]) != tl.seed ||
+		binary.LittleEndian.Uint32(b[16:]) != tl.keys || b[24] != 13 || b[25] != 1 || b[26] != 0 || b[27] != 1 ||
+		string(b[28:]) != "CKOO" {
+		t.Fatalf("trailer bytes %x", b)
+	}
+}

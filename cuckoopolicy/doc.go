@@ -1,0 +1,135 @@
+// Package cuckoopolicy is a Pebble filter policy that stores a cuckoo filter
+// with semi-sorted buckets in every sstable's filter block, in place of
+// Pebble's bloom filter. At the same bits per key it admits fewer false
+// positives, so point lookups (Get, SeekPrefixGE) read fewer data blocks for
+// keys a table does not hold.
+//
+// # Use
+//
+// FilterPolicy(10) is a drop-in for bloom.FilterPolicy(10). Set it on every
+// level (L0 has no filter by default, and each level copies the one above):
+//
+//	opts := &pebble.Options{}
+//	for i := range opts.Levels {
+//		opts.Levels[i].FilterPolicy = cuckoopolicy.FilterPolicy(10)
+//	}
+//
+// Pebble stores the policy's name in the OPTIONS file; to parse one, pass
+// ParseFilterPolicy as pebble.ParseHooks.NewFilterPolicy. Databases may mix
+// bloom and cuckoo tables: each table names its filter, and a reader whose
+// Options.Filters lacks a table's policy simply reads that table without a
+// filter.
+//
+// Use Policy for other layouts (plain buckets, a chosen fingerprint width or
+// load). Do not use a cuckoo filter below about 7 bits per key: there a bloom
+// filter has fewer false positives.
+//
+// # The budget rule
+//
+// A semi-sorted bucket of four f-bit fingerprints takes 4f-4 bits, so at load
+// α (the share of slots filled) a key costs (f-1)/α bits, and a lookup, which
+// compares against the 8α fingerprints of its two buckets, is a false positive
+// with probability about 8α/2^f. FilterPolicy(B) takes the widest f with
+// (f-1)/B <= 0.97, the load the builder reaches at every size, then sizes the
+// table so that the whole block takes at most B bits per key. The headroom
+// left below 0.97 lowers the load and with it the false-positive rate. B is
+// clamped to [MinBitsPerKey, MaxBitsPerKey] = [4, 32]; for every B in that
+// range the rule gives f = B:
+//
+//	B (bits/key)   f    load    FPR (theory)   bloom.FilterPolicy(B), measured
+//	   4           4    0.750   33.9%
+//	   8           8    0.875    2.7%
+//	  10          10    0.900    0.70%         1.16%
+//	  12          12    0.917    0.18%         0.68%
+//	  14          14    0.929    0.045%
+//	  16          16    0.938    0.011%        0.36%
+//	  20          20    0.950    0.0007%
+//	  24          24    0.958    0.00005%
+//	  32          32    0.969    < 1e-8
+//
+// Pebble's bloom filter stalls near 0.3% above 16 bits per key because of its
+// 32-bit hash; a cuckoo filter keeps halving its rate with every bit.
+//
+// # Lookups
+//
+// MayContain hashes the key once (64-bit xxhash), derives two bucket indexes
+// and a fingerprint from disjoint bits of a seeded mix of the hash, issues
+// both bucket loads, then compares four fingerprints at once in each. Two
+// cache lines at most, no allocation, no locks. It is safe for concurrent use
+// and never modifies or retains the block.
+//
+// On anything it cannot vouch for MayContain answers true ("may contain"):
+// a block too short, a wrong magic, an unknown version or flag, a trailer
+// whose check field does not match, a width outside [4, 32], a table length
+// that does not match the bucket count, or a filter type other than
+// pebble.TableFilter. Answering "absent" for a present key would lose data;
+// answering "present" costs one block read.
+//
+// # Writing
+//
+// The writer hashes each key as Pebble adds it, skipping consecutive repeats
+// (Pebble adds every version of a key), and builds the table in Finish:
+// duplicates in any order are placed once; each key goes to the emptier of
+// its two buckets, and keys that find both full are placed by random-walk
+// evictions. When placement fails the builder retries with another seed, and
+// after three seeds it grows the table by about 1.5%: a build never fails and
+// never drops a key. The same keys in the same order give the same bytes.
+// Temporary memory is 8 bytes per key for the hashes plus 16 bytes per bucket
+// (about 4.4 bytes per key), pooled across tables.
+//
+// # Block format
+//
+// A filter block is the packed bucket array, 8 zero bytes of padding (so that
+// every bucket is read with one 8-byte load), and a 32-byte trailer. All
+// integers are little-endian.
+//
+//	+-------------------------------+---------+-----------------+
+//	| buckets: m * bb bits, packed  | padding | trailer         |
+//	| (rounded up to a whole byte)  | 8 bytes | 32 bytes        |
+//	+-------------------------------+---------+-----------------+
+//
+//	trailer
+//	offset  size  field
+//	     0     8  m, the number of buckets (at most 2^48)
+//	     8     8  seed mixed into every hash before addressing
+//	    16     4  number of distinct key hashes placed
+//	    20     4  check: the other fields folded, each rotated differently,
+//	              so that any single flipped bit is detected
+//	    24     1  f, fingerprint width in bits, 4 to 32
+//	    25     1  flags: bit 0 = semi-sorted buckets; other bits zero
+//	    26     1  reserved, zero
+//	    27     1  format version, 1
+//	    28     4  magic "CKOO"
+//
+// Bucket i starts at bit i*bb of the array (bit k of the array is bit k%8 of
+// byte k/8). A plain bucket is four f-bit fingerprints, slot 0 in the lowest
+// bits: bb = 4f. A semi-sorted bucket is bb = 4f-4 bits: its four
+// fingerprints sorted by their low 4 bits, the sorted nibbles stored as a
+// 12-bit code (their rank among the 3876 sorted 4-tuples of nibbles, in
+// lexicographic order) in the lowest bits, then the four high parts of f-4
+// bits each, in sorted order. Fingerprint 0 marks an empty slot.
+//
+// For a key with 64-bit xxhash h (arithmetic mod 2^64; hi64(a*b) is the high
+// word of the 128-bit product):
+//
+//	x  = (h ^ seed*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd;  x ^= x >> 32
+//	y  = x * 0xc4ceb9fe1a85ec53
+//	i1 = hi64(x * m)
+//	i2 = hi64(rotl64(y, 32) * m)
+//	fp = (((y >> 32) * (2^f - 1)) >> 32) + 1, in [1, 2^f)
+//
+// The key may be present if bucket i1 or bucket i2 holds fp.
+//
+// A table with no keys is the trailer alone (m = 0, 0 keys) and answers false
+// for every key. A trailer with keys and no buckets marks a table too large
+// to filter (2^32-1 distinct keys or more) and answers true for every key.
+//
+// Example: FilterPolicy(10) over 1000 distinct keys chooses f = 10,
+// semi-sorted (bb = 36 bits). The budget is 10*1000 bits less 327 bits of
+// fixed cost (padding, trailer, rounding), so m = 9673/36 = 268 buckets
+// (load 0.933): 268*36/8 = 1206 bytes of buckets, 8 of padding and 32 of
+// trailer, 1246 bytes, 9.97 bits per key. The trailer ends
+// 0a 01 00 01 43 4b 4f 4f.
+//
+// The golden blocks in testdata/golden pin this format.
+package cuckoopolicy

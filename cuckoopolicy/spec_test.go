@@ -1,0 +1,99 @@
+package cuckoopolicy
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"testing"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// specTuples lists the sorted nibble 4-tuples in rank order.
+var specTuples = func() (t [][4]uint64) {
+	for a := uint64(0); a < 16; a++ {
+		for b := a; b < 16; b++ {
+			for c := b; c < 16; c++ {
+				for d := c; d < 16; d++ {
+					t = append(t, [4]uint64{a, b, c, d})
+				}
+			}
+		}
+	}
+	return t
+}()
+
+// specMayContain reads a block exactly as the package doc describes the
+// format, bit by bit, without the package's code paths.
+func specMayContain(block, key []byte) bool {
+	tr := block[len(block)-trailerLen:]
+	m := binary.LittleEndian.Uint64(tr[0:])
+	seed := binary.LittleEndian.Uint64(tr[8:])
+	f := uint(tr[24])
+	semi := tr[25]&1 == 1
+	if m == 0 {
+		return false
+	}
+	bit := func(k uint64) uint64 { return uint64(block[k/8]>>(k%8)) & 1 }
+	field := func(pos uint64, n uint) uint64 {
+		var v uint64
+		for i := uint(0); i < n; i++ {
+			v |= bit(pos+uint64(i)) << i
+		}
+		return v
+	}
+	bucket := func(i uint64) (s [4]uint64) {
+		if !semi {
+			bb := uint64(4 * f)
+			for j := range s {
+				s[j] = field(i*bb+uint64(j)*uint64(f), f)
+			}
+			return s
+		}
+		bb := uint64(4*f - 4)
+		code := field(i*bb, 12)
+		if code >= uint64(len(specTuples)) {
+			return s
+		}
+		for j := range s {
+			s[j] = field(i*bb+12+uint64(j)*uint64(f-4), f-4)<<4 | specTuples[code][j]
+		}
+		return s
+	}
+	h := xxhash.Sum64(key)
+	x := (h ^ seed*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd
+	x ^= x >> 32
+	y := x * 0xc4ceb9fe1a85ec53
+	i1, _ := bits.Mul64(x, m)
+	i2, _ := bits.Mul64(bits.RotateLeft64(y, 32), m)
+	fp := ((y>>32)*(1<<f-1))>>32 + 1
+	for _, i := range []uint64{i1, i2} {
+		for _, v := range bucket(i) {
+			if v == fp {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestFormatMatchesSpec: the package doc's description of the format
+// answers exactly as MayContain does, for present and absent keys, in every
+// layout.
+func TestFormatMatchesSpec(t *testing.T) {
+	r := rng(seedFor(t))
+	for _, p := range []pebble.FilterPolicy{FilterPolicy(10), FilterPolicy(4), FilterPolicy(17), FilterPolicy(31),
+		Policy{FingerprintBits: 12}, Policy{FingerprintBits: 16}, Policy{FingerprintBits: 29, LoadFactor: 0.9}} {
+		keys := randomKeys(r, 700)
+		block := build(p, keys)
+		absent := randomKeys(r, 3000)
+		for _, ks := range []*keySet{keys, absent} {
+			for i := range ks.len() {
+				got := p.MayContain(pebble.TableFilter, block, ks.at(i))
+				if want := specMayContain(block, ks.at(i)); got != want {
+					t.Fatalf("%v: key %x: MayContain %v, spec %v", p, ks.at(i), got, want)
+				}
+			}
+		}
+	}
+}
