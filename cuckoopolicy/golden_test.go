@@ -26,6 +26,7 @@ var goldenCases = []struct {
 	{"b10-1000", FilterPolicy(10), 1000},
 	{"b16-300", FilterPolicy(16), 300},
 	{"b4-100", FilterPolicy(4), 100},
+	{"b4-70000", FilterPolicy(4), 70000}, // more than 16384 buckets: the windowed second bucket
 	{"plain-f12-500", Policy{FingerprintBits: 12, LoadFactor: 0.95}, 500},
 	{"plain-f16-200", Policy{FingerprintBits: 16}, 200},
 	{"semi-f13-1000", Policy{FingerprintBits: 13, SemiSort: true, LoadFactor: 0.975}, 1000},

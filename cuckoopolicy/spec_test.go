@@ -65,7 +65,12 @@ func specMayContain(block, key []byte) bool {
 	x ^= x >> 32
 	y := x * 0xc4ceb9fe1a85ec53
 	i1, _ := bits.Mul64(x, m)
-	i2, _ := bits.Mul64(bits.RotateLeft64(y, 32), m)
+	var i2 uint64
+	if m <= 16384 {
+		i2, _ = bits.Mul64(bits.RotateLeft64(y, 32), m)
+	} else {
+		i2 = (i1 + 1 + (y&0xffffffff)*16383>>32) % m
+	}
 	fp := ((y>>32)*(1<<f-1))>>32 + 1
 	for _, i := range []uint64{i1, i2} {
 		for _, v := range bucket(i) {
@@ -86,6 +91,14 @@ func TestFormatMatchesSpec(t *testing.T) {
 		Policy{FingerprintBits: 12}, Policy{FingerprintBits: 16}, Policy{FingerprintBits: 29, LoadFactor: 0.9}} {
 		keys := randomKeys(r, 700)
 		block := build(p, keys)
+		if p == FilterPolicy(4) {
+			// More than 16384 buckets: the second bucket comes from the window.
+			keys = randomKeys(r, 100000)
+			block = build(p, keys)
+			if info, _ := Inspect(block); info.Buckets <= 16384 {
+				t.Fatalf("%d buckets: the window is not exercised", info.Buckets)
+			}
+		}
 		absent := randomKeys(r, 3000)
 		for _, ks := range []*keySet{keys, absent} {
 			for i := range ks.len() {

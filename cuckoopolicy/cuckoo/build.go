@@ -1,6 +1,9 @@
 package cuckoo
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // StaticParams are the parameters of a static filter: everything, besides
 // the packed table, that a reader needs to answer lookups.
@@ -20,14 +23,31 @@ type StaticParams struct {
 // The zero Builder is ready to use and may be reused; its scratch memory is
 // kept between builds. A Builder is not safe for concurrent use.
 type Builder struct {
-	slots   []uint32 // per slot, 1 + index of the hash placed there; 0 = empty
+	small   []slotSet[uint16] // f <= 16
+	wide    []slotSet[uint32] // f > 16
 	pending []uint32
 	retry   []uint32
 	rng     uint64
+	touched uint64 // keeps the prefetching loads of place alive
 }
 
+// slotSet is one bucket during a build: per slot, the fingerprint (0 =
+// empty; slots fill from the front) and the other bucket its key may live
+// in, so that evictions never go back to the keys' hashes. 24 bytes a bucket
+// for f <= 16 (about 6.2 bytes a key at load 0.97), 32 beyond.
+type slotSet[F uint16 | uint32] struct {
+	fp  [slots]F
+	alt [slots]uint32
+}
+
+// maxStaticBuckets bounds a static table so that bucket indexes fit the
+// 32-bit alt fields: far more than 2^32 keys would ever need.
+const maxStaticBuckets = 1 << 32
+
 // Build appends to dst a table holding every hash in keys and returns it
-// with its parameters. Duplicate hashes, in any order, are placed once.
+// with its parameters. Duplicate hashes, in any order, are placed once, and
+// so are distinct hashes that map to the same two buckets and fingerprint:
+// the filter cannot tell them apart, and one entry answers for both.
 //
 // buckets gives the table size for a number of keys; Build asks it first for
 // keys.Len() and, when placement finds duplicates, again for the number of
@@ -51,7 +71,7 @@ func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, buckets fu
 	if n == 0 {
 		return dst, p
 	}
-	size := func(n int) uint64 { return min(max(buckets(n), (uint64(n)+slots-1)/slots, 1), MaxBuckets) }
+	size := func(n int) uint64 { return min(max(buckets(n), (uint64(n)+slots-1)/slots, 1), maxStaticBuckets) }
 	m := size(n)
 	resized := false
 	for attempt, tries := uint64(0), 0; ; attempt++ {
@@ -59,7 +79,13 @@ func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, buckets fu
 			m += m/64 + 1
 		}
 		tries++
-		placed, ok := b.place(keys, m, attempt)
+		var placed int
+		var ok bool
+		if f <= 16 {
+			placed, ok = place(b, &b.small, keys, m, attempt, uint(f))
+		} else {
+			placed, ok = place(b, &b.wide, keys, m, attempt, uint(f))
+		}
 		if !ok {
 			continue
 		}
@@ -77,81 +103,104 @@ func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, buckets fu
 }
 
 // place tries to put every hash in a table of m buckets with the given seed.
-// It returns the number of distinct hashes placed.
-func (b *Builder) place(keys *HashList, m, seed uint64) (int, bool) {
+// It returns the number of distinct entries placed.
+func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, seed uint64, f uint) (int, bool) {
 	n := keys.Len()
-	ns := int(m * slots)
-	if cap(b.slots) < ns {
-		b.slots = make([]uint32, ns)
+	if uint64(cap(*buf)) < m {
+		*buf = make([]slotSet[F], m)
 	} else {
-		b.slots = b.slots[:ns]
-		clear(b.slots)
+		*buf = (*buf)[:m]
+		clear(*buf)
 	}
+	bs := *buf
 	b.pending = b.pending[:0]
 	b.rng = seed*0x9e3779b97f4a7c15 + 1
-	s := b.slots
 	placed := 0
-	for k := 0; k < n; k++ {
-		h := keys.At(k)
-		x := mix(h, seed)
-		i1, i2 := reduce(x, m), reduce(rot32(remix(x)), m)
-		c1, d1 := b.scan(keys, i1, h)
-		if d1 {
-			continue
+	// The greedy pass works in batches: it computes the addresses of a batch
+	// and touches both buckets of each key before placing any, so that the
+	// cache misses of a batch overlap instead of coming one after another.
+	const batch = 16
+	var ii [batch][2]uint32
+	var fps [batch]F
+	var touch F
+	for k0 := 0; k0 < n; k0 += batch {
+		nb := min(batch, n-k0)
+		for j := 0; j < nb; j++ {
+			x := mix(keys.At(k0+j), seed)
+			y := remix(x)
+			i1 := reduce(x, m)
+			i2 := second(i1, y, m)
+			ii[j] = [2]uint32{uint32(i1), uint32(i2)}
+			fps[j] = F(fingerprint(y, f))
+			touch += bs[i1].fp[3] + bs[i2].fp[3]
 		}
-		c2, d2 := b.scan(keys, i2, h)
-		if d2 {
-			continue
+		for j := 0; j < nb; j++ {
+			i1, i2, fp := ii[j][0], ii[j][1], fps[j]
+			b1, b2 := &bs[i1], &bs[i2]
+			c1, d1 := scan(b1, fp, i2)
+			c2, d2 := scan(b2, fp, i1)
+			switch {
+			case d1 || d2:
+				continue
+			case c1 <= c2 && c1 < slots:
+				b1.fp[c1], b1.alt[c1] = fp, i2
+			case c2 < slots:
+				b2.fp[c2], b2.alt[c2] = fp, i1
+			default:
+				b.pending = append(b.pending, uint32(k0+j))
+				continue
+			}
+			placed++
 		}
-		switch {
-		case c1 <= c2 && c1 < slots:
-			s[i1*slots+uint64(c1)] = uint32(k) + 1
-		case c2 < slots:
-			s[i2*slots+uint64(c2)] = uint32(k) + 1
-		default:
-			b.pending = append(b.pending, uint32(k))
-			continue
-		}
-		placed++
 	}
-	// Evictions: a random walk for each key the greedy pass could not place.
-	// A walk that runs out of kicks leaves some key homeless; it is retried
-	// in the next round, so nothing is dropped before the attempt is given up.
+	b.touched += uint64(touch)
+	// Evictions for the keys the greedy pass could not place. A walk that
+	// runs out of kicks leaves some entry homeless; it is retried in the next
+	// round, so nothing is dropped before the attempt is given up.
 	budget := 64*n + 4096
-	for round := 0; len(b.pending) > 0; round++ {
+	type entry struct {
+		fp       F
+		home, to uint32
+	}
+	var homeless []entry
+	for round := 0; len(b.pending) > 0 || len(homeless) > 0; round++ {
 		if round == 8 {
 			return placed, false
 		}
-		b.retry = b.retry[:0]
+		todo := homeless
+		homeless = nil
 		for _, k := range b.pending {
-			ok, dup, homeless, used := b.walk(keys, m, seed, k)
+			x := mix(keys.At(int(k)), seed)
+			y := remix(x)
+			i1 := reduce(x, m)
+			todo = append(todo, entry{F(fingerprint(y, f)), uint32(i1), uint32(second(i1, y, m))})
+		}
+		b.pending = b.pending[:0]
+		for _, e := range todo {
+			res, left, used := walk(b, bs, e.fp, e.home, e.to)
 			budget -= used
-			if dup {
-				continue
-			}
-			if ok {
+			switch res {
+			case walkPlaced:
 				placed++
-			} else {
-				b.retry = append(b.retry, homeless)
+			case walkFailed:
+				homeless = append(homeless, entry{left.fp, left.home, left.to})
 			}
 			if budget < 0 {
 				return placed, false
 			}
 		}
-		b.pending, b.retry = b.retry, b.pending
 	}
 	return placed, true
 }
 
-// scan returns the number of occupied slots of bucket i (slots fill from the
-// front) and whether one of them holds h.
-func (b *Builder) scan(keys *HashList, i uint64, h uint64) (int, bool) {
-	s := b.slots[i*slots : i*slots+slots]
-	for j, v := range s {
-		if v == 0 {
+// scan returns the number of occupied slots of a bucket and whether one of
+// them already holds fp with the same other bucket.
+func scan[F uint16 | uint32](s *slotSet[F], fp F, alt uint32) (int, bool) {
+	for j := 0; j < slots; j++ {
+		if s.fp[j] == 0 {
 			return j, false
 		}
-		if keys.At(int(v-1)) == h {
+		if s.fp[j] == fp && s.alt[j] == alt {
 			return j, true
 		}
 	}
@@ -167,50 +216,78 @@ func (b *Builder) next() uint64 {
 	return b.rng
 }
 
-// walk places key k by evicting residents along a random walk. It reports
-// whether the walk ended in a free slot, whether k turned out to be a
-// duplicate of a resident, the key left without a slot when it did not, and
-// the kicks it used.
-func (b *Builder) walk(keys *HashList, m, seed uint64, k uint32) (ok, dup bool, homeless uint32, used int) {
-	s := b.slots
-	h := keys.At(int(k))
-	x := mix(h, seed)
-	i1, i2 := reduce(x, m), reduce(rot32(remix(x)), m)
-	c1, d1 := b.scan(keys, i1, h)
-	c2, d2 := b.scan(keys, i2, h)
-	if d1 || d2 {
-		return false, true, 0, 0
+const (
+	walkPlaced = iota
+	walkDup
+	walkFailed
+)
+
+type homelessEntry[F uint16 | uint32] struct {
+	fp       F
+	home, to uint32
+}
+
+// walk places fingerprint fp, whose buckets are i1 and i2. When both are
+// full it first looks one step ahead for a resident whose other bucket has
+// room, then falls back to a random walk of evictions. It returns what
+// happened, the entry left without a slot when the walk failed, and the
+// kicks used.
+func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], fp F, i1, i2 uint32) (int, homelessEntry[F], int) {
+	c1, d1 := scan(&bs[i1], fp, i2)
+	c2, d2 := scan(&bs[i2], fp, i1)
+	switch {
+	case d1 || d2:
+		return walkDup, homelessEntry[F]{}, 0
+	case c1 < slots:
+		bs[i1].fp[c1], bs[i1].alt[c1] = fp, i2
+		return walkPlaced, homelessEntry[F]{}, 0
+	case c2 < slots:
+		bs[i2].fp[c2], bs[i2].alt[c2] = fp, i1
+		return walkPlaced, homelessEntry[F]{}, 0
 	}
-	if c1 < slots {
-		s[i1*slots+uint64(c1)] = k + 1
-		return true, false, 0, 0
-	}
-	if c2 < slots {
-		s[i2*slots+uint64(c2)] = k + 1
-		return true, false, 0, 0
-	}
-	cur, bi := k, i1
-	if b.next()&1 == 0 {
-		bi = i2
-	}
-	for used = 1; used <= walkKicks; used++ {
-		j := bi*slots + b.next()%slots
-		cur, s[j] = s[j]-1, cur+1
-		x := mix(keys.At(int(cur)), seed)
-		v1, v2 := reduce(x, m), reduce(rot32(remix(x)), m)
-		if v1 == bi {
-			bi = v2
-		} else {
-			bi = v1
+	// One step ahead: move a resident of either bucket to its other bucket.
+	for _, bi := range [2]uint32{i1, i2} {
+		s := &bs[bi]
+		for j := 0; j < slots; j++ {
+			a := s.alt[j]
+			if a == bi {
+				continue
+			}
+			t := &bs[a]
+			if t.fp[slots-1] != 0 {
+				continue
+			}
+			c, _ := scan(t, 0, 0)
+			t.fp[c], t.alt[c] = s.fp[j], bi
+			other := i2
+			if bi == i2 {
+				other = i1
+			}
+			s.fp[j], s.alt[j] = fp, other
+			return walkPlaced, homelessEntry[F]{}, 1
 		}
-		for j := uint64(0); j < slots; j++ {
-			if s[bi*slots+j] == 0 {
-				s[bi*slots+j] = cur + 1
-				return true, false, 0, used
+	}
+	// Random walk: fp evicts a random resident of bucket bi and takes its
+	// place; the evicted entry goes to its other bucket.
+	bi, other := i1, i2
+	if b.next()&1 == 0 {
+		bi, other = i2, i1
+	}
+	for used := 1; used <= walkKicks; used++ {
+		j := b.next() % slots
+		s := &bs[bi]
+		vfp, valt := s.fp[j], s.alt[j]
+		s.fp[j], s.alt[j] = fp, other
+		fp, other, bi = vfp, bi, valt
+		t := &bs[bi]
+		for j := 0; j < slots; j++ {
+			if t.fp[j] == 0 {
+				t.fp[j], t.alt[j] = fp, other
+				return walkPlaced, homelessEntry[F]{}, used
 			}
 		}
 	}
-	return false, false, cur, used
+	return walkFailed, homelessEntry[F]{fp, bi, other}, walkKicks
 }
 
 // encode appends the packed table of the placed keys to dst.
@@ -223,19 +300,45 @@ func (b *Builder) encode(dst []byte, keys *HashList, p StaticParams) []byte {
 	if err != nil {
 		panic(err) // unreachable: Build validated f and sized the table
 	}
-	s := b.slots
-	for i := uint64(0); i < p.Buckets; i++ {
-		var fps [slots]uint32
-		for j := uint64(0); j < slots; j++ {
-			if v := s[i*slots+j]; v != 0 {
-				fps[j] = fingerprint(remix(mix(keys.At(int(v-1)), p.Seed)), f)
-			}
-		}
-		if fps != [slots]uint32{} || p.SemiSort {
-			t.setBucket(i, fps)
-		}
+	if f <= 16 {
+		encodeSlots(&t, b.small, p.SemiSort)
+	} else {
+		encodeSlots(&t, b.wide, p.SemiSort)
 	}
 	return dst
+}
+
+func encodeSlots[F uint16 | uint32](t *table, bs []slotSet[F], semi bool) {
+	if t.fast {
+		// Buckets of at most 64 bits go in with one OR each into the zeroed
+		// table, in order.
+		f, bb := t.f, uint64(t.bucketBits)
+		for i := range bs {
+			s := &bs[i]
+			if s.fp[0] == 0 && !semi {
+				continue
+			}
+			var w uint64
+			if semi {
+				fps := [slots]uint32{uint32(s.fp[0]), uint32(s.fp[1]), uint32(s.fp[2]), uint32(s.fp[3])}
+				w, _ = semiEncode(fps, f)
+			} else {
+				w = uint64(s.fp[0]) | uint64(s.fp[1])<<f | uint64(s.fp[2])<<(2*f) | uint64(s.fp[3])<<(3*f)
+			}
+			pos := uint64(i) * bb
+			off := pos >> 3
+			v := binary.LittleEndian.Uint64(t.data[off:]) | w<<(pos&7)
+			binary.LittleEndian.PutUint64(t.data[off:], v)
+		}
+		return
+	}
+	for i := range bs {
+		s := &bs[i]
+		fps := [slots]uint32{uint32(s.fp[0]), uint32(s.fp[1]), uint32(s.fp[2]), uint32(s.fp[3])}
+		if fps != [slots]uint32{} || semi {
+			t.setBucket(uint64(i), fps)
+		}
+	}
 }
 
 // grow appends n zero bytes to b.

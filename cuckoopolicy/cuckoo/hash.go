@@ -42,5 +42,26 @@ func fingerprint(y uint64, f uint) uint32 {
 func staticAddr(h, seed, m uint64, f uint) (i1, i2 uint64, fp uint32) {
 	x := mix(h, seed)
 	y := remix(x)
-	return reduce(x, m), reduce(rot32(y), m), fingerprint(y, f)
+	i1 = reduce(x, m)
+	return i1, second(i1, y, m), fingerprint(y, f)
+}
+
+// window bounds the distance from a key's first bucket to its second, so
+// that both probes of a lookup fall in the same few pages and a build's
+// accesses stay local. Tables of at most window buckets draw the second
+// bucket from the whole table.
+const window = 1 << 14
+
+// second draws the second bucket from the low half of y: uniformly from the
+// whole table when it is small, else at distance 1..window-1 after i1,
+// wrapping around.
+func second(i1, y, m uint64) uint64 {
+	if m <= window {
+		return reduce(rot32(y), m)
+	}
+	i := i1 + 1 + (uint64(uint32(y))*(window-1))>>32
+	if i >= m {
+		i -= m
+	}
+	return i
 }

@@ -82,7 +82,8 @@ func Lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
 func lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
 	x := mix(h, seed)
 	y := remix(x)
-	i1, i2 := reduce(x, m), reduce(rot32(y), m)
+	i1 := reduce(x, m)
+	i2 := second(i1, y, m)
 	fp := fingerprint(y, f)
 	if f > 16 {
 		t := table{data: data, m: m, f: f, semi: semi, bucketBits: bucketBitsFor(f, semi)}
