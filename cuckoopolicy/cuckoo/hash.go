@@ -33,7 +33,7 @@ func reduce(x, m uint64) uint64 {
 // fingerprint maps the top 32 bits of y to [1, 2^f): every nonzero value
 // gets the same weight, and 0 stays free to mark an empty slot.
 func fingerprint(y uint64, f uint) uint32 {
-	return uint32(((y>>32)*(1<<f-1))>>32) + 1
+	return uint32(((y>>32)*(1<<(f&63)-1))>>32) + 1
 }
 
 // staticAddr is the addressing of the static (sstable) filter: two buckets

@@ -78,7 +78,9 @@ func Lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
 	return lookup(data, m, seed, f, semi, h)
 }
 
-// lookup probes a validated table.
+// lookup probes a validated table. Shift counts are masked with &63 (they
+// are all below 64 here) so that each variable shift compiles to one
+// instruction.
 func lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
 	x := mix(h, seed)
 	y := remix(x)
@@ -98,13 +100,38 @@ func lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
 	p1, p2 := i1*bb, i2*bb
 	w1 := binary.LittleEndian.Uint64(data[p1>>3:]) >> (p1 & 7)
 	w2 := binary.LittleEndian.Uint64(data[p2>>3:]) >> (p2 & 7)
+	if semi && f > 4 {
+		// Match the (f-4)-bit remainders and the decoded low nibbles
+		// separately, each as a mask of slots, without branches.
+		r := (f - 4) & 63
+		r2, r3, r1 := (2*r)&63, (3*r)&63, (r-1)&63
+		onesR := uint64(1) | 1<<r | 1<<r2 | 1<<r3
+		lanes := onesR * (1<<r - 1)
+		highR := onesR << r1
+		lowR := lanes &^ highR
+		q := uint64(fp>>4) * onesR
+		x1 := (w1>>12 ^ q) & lanes
+		x2 := (w2>>12 ^ q) & lanes
+		z1 := (^((x1&lowR + lowR) | x1 | lowR) & highR) >> r1
+		z2 := (^((x2&lowR + lowR) | x2 | lowR) & highR) >> r1
+		nq := uint64(fp&15) * 0x1111
+		y1 := uint64(decodeTable[w1&0xfff]) ^ nq
+		y2 := uint64(decodeTable[w2&0xfff]) ^ nq
+		n1 := (^((y1&0x7777 + 0x7777) | y1 | 0x7777) & 0x8888) >> 3
+		n2 := (^((y2&0x7777 + 0x7777) | y2 | 0x7777) & 0x8888) >> 3
+		// z has slot j's bit at j*r, n at 4j: spread n to z's layout.
+		s1 := n1&1 | (n1>>4&1)<<r | (n1>>8&1)<<r2 | (n1>>12&1)<<r3
+		s2 := n2&1 | (n2>>4&1)<<r | (n2>>8&1)<<r2 | (n2>>12&1)<<r3
+		return z1&s1|z2&s2 != 0
+	}
 	if semi {
 		return semiHas(w1, fp, f) || semiHas(w2, fp, f)
 	}
-	ones := uint64(1) | 1<<f | 1<<(2*f) | 1<<(3*f)
-	lanes := uint64(math.MaxUint64) >> (64 - 4*f)
+	f &= 63
+	ones := uint64(1) | 1<<f | 1<<((2*f)&63) | 1<<((3*f)&63)
+	lanes := uint64(math.MaxUint64) >> ((64 - 4*f) & 63)
 	q := uint64(fp) * ones
-	highs := ones << (f - 1)
+	highs := ones << ((f - 1) & 63)
 	x1 := (w1 ^ q) & lanes
 	x2 := (w2 ^ q) & lanes
 	return ((x1-ones)&^x1|(x2-ones)&^x2)&highs != 0
@@ -138,6 +165,19 @@ func semiHas(w uint64, fp uint32, f uint) bool {
 		j := laneOf[r][bits.TrailingZeros64(z)]
 		return n>>(4*j)&15 == nib
 	}
+	for ; z != 0; z &= z - 1 {
+		if n>>(4*laneOf[r][bits.TrailingZeros64(z)])&15 == nib {
+			return true
+		}
+	}
+	return false
+}
+
+// nibbleAt reports whether, for some lane of the semi-sorted bucket w marked
+// in z (the top bit of each lane whose remainder matched), the slot's low
+// nibble is nib.
+func nibbleAt(w, z uint64, nib uint16, r uint) bool {
+	n := decodeTable[w&0xfff]
 	for ; z != 0; z &= z - 1 {
 		if n>>(4*laneOf[r][bits.TrailingZeros64(z)])&15 == nib {
 			return true
