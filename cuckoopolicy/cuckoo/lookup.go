@@ -114,14 +114,20 @@ func lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
 		x2 := (w2>>12 ^ q) & lanes
 		z1 := (^((x1&lowR + lowR) | x1 | lowR) & highR) >> r1
 		z2 := (^((x2&lowR + lowR) | x2 | lowR) & highR) >> r1
-		nq := uint64(fp&15) * 0x1111
-		y1 := uint64(decodeTable[w1&0xfff]) ^ nq
-		y2 := uint64(decodeTable[w2&0xfff]) ^ nq
-		n1 := (^((y1&0x7777 + 0x7777) | y1 | 0x7777) & 0x8888) >> 3
-		n2 := (^((y2&0x7777 + 0x7777) | y2 | 0x7777) & 0x8888) >> 3
-		// z has slot j's bit at j*r, n at 4j: spread n to z's layout.
-		s1 := n1&1 | (n1>>4&1)<<r | (n1>>8&1)<<r2 | (n1>>12&1)<<r3
-		s2 := n2&1 | (n2>>4&1)<<r | (n2>>8&1)<<r2 | (n2>>12&1)<<r3
+		// nibbleSlots gives, for the bucket's code and fp's low nibble, the
+		// slots holding that nibble as 4 bits; spread them to z's layout.
+		sh := uint64(fp&15) * 4
+		m1 := nibbleSlots[w1&0xfff] >> sh & 15
+		m2 := nibbleSlots[w2&0xfff] >> sh & 15
+		var s1, s2 uint64
+		if r >= 5 {
+			// No two partial products overlap: one multiply spreads.
+			sp := uint64(1) | 1<<(r-1) | 1<<((2*r-2)&63) | 1<<((3*r-3)&63)
+			s1, s2 = m1*sp&onesR, m2*sp&onesR
+		} else {
+			s1 = m1&1 | (m1>>1&1)<<r | (m1>>2&1)<<r2 | (m1>>3&1)<<r3
+			s2 = m2&1 | (m2>>1&1)<<r | (m2>>2&1)<<r2 | (m2>>3&1)<<r3
+		}
 		return z1&s1|z2&s2 != 0
 	}
 	if semi {
@@ -191,6 +197,11 @@ func hasNibble(n, nib uint16) bool {
 	x := n ^ nib*0x1111
 	return (x-0x1111)&^x&0x8888 != 0
 }
+
+// nibbleSlots[c] holds, in bits 4n..4n+3, the slots of semi-sorted code c
+// whose low nibble is n (32 KB).
+// It is filled with decodeTable, in semisort.go.
+var nibbleSlots [1 << 12]uint64
 
 // laneOf[r][b] is the lane of bit b in four r-bit lanes.
 var laneOf [13][64]uint8

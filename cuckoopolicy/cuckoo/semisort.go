@@ -35,6 +35,12 @@ func init() {
 	if c != numCodes {
 		panic("cuckoo: semi-sort table has the wrong size")
 	}
+	for c := 0; c < numCodes; c++ {
+		for j := 0; j < slots; j++ {
+			n := decodeTable[c] >> (4 * j) & 15
+			nibbleSlots[c] |= 1 << (4*uint(n) + uint(j))
+		}
+	}
 }
 
 // sort4 sorts a bucket's fingerprints by their low nibble (a sorting network).
