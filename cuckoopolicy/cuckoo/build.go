@@ -33,15 +33,43 @@ type Builder struct {
 
 // slotSet is one bucket during a build: per slot, the fingerprint (0 =
 // empty; slots fill from the front) and the other bucket its key may live
-// in, so that evictions never go back to the keys' hashes. 24 bytes a bucket
-// for f <= 16 (about 6.2 bytes a key at load 0.97), 32 beyond.
+// in, as an offset from this one (see offset), so that evictions never go
+// back to the keys' hashes. 16 bytes a bucket for f <= 16 (4.1 to 4.4 bytes a
+// key), 24 beyond.
 type slotSet[F uint16 | uint32] struct {
 	fp  [slots]F
-	alt [slots]uint32
+	alt [slots]int16
+}
+
+// offset encodes bucket a, the other bucket of an entry in bucket i, in 16
+// bits. A key's two buckets are less than window apart (modulo m when the
+// table is larger than the window; anywhere in a table of at most window
+// buckets), so the signed distance from i fits.
+func offset(i, a, m uint64) int16 {
+	d := int64(a) - int64(i)
+	if m > window {
+		if d >= window {
+			d -= int64(m)
+		} else if d <= -window {
+			d += int64(m)
+		}
+	}
+	return int16(d)
+}
+
+// other decodes offset d of an entry in bucket i.
+func other(i uint64, d int16, m uint64) uint64 {
+	a := int64(i) + int64(d)
+	if a < 0 {
+		a += int64(m)
+	} else if a >= int64(m) {
+		a -= int64(m)
+	}
+	return uint64(a)
 }
 
 // maxStaticBuckets bounds a static table so that bucket indexes fit the
-// 32-bit alt fields: far more than 2^32 keys would ever need.
+// 32-bit entries of the eviction lists: far more than 2^32 keys would need.
 const maxStaticBuckets = 1 << 32
 
 // Build appends to dst a table holding every hash in keys and returns it
@@ -107,7 +135,8 @@ func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, buckets fu
 func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, seed uint64, f uint) (int, bool) {
 	n := keys.Len()
 	if uint64(cap(*buf)) < m {
-		*buf = make([]slotSet[F], m)
+		// Room for a few growth steps, so that a rebuild does not allocate.
+		*buf = make([]slotSet[F], m, m+m/32+4)
 	} else {
 		*buf = (*buf)[:m]
 		clear(*buf)
@@ -137,15 +166,16 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 		for j := 0; j < nb; j++ {
 			i1, i2, fp := ii[j][0], ii[j][1], fps[j]
 			b1, b2 := &bs[i1], &bs[i2]
-			c1, d1 := scan(b1, fp, i2)
-			c2, d2 := scan(b2, fp, i1)
+			o1, o2 := offset(uint64(i1), uint64(i2), m), offset(uint64(i2), uint64(i1), m)
+			c1, d1 := scan(b1, fp, o1)
+			c2, d2 := scan(b2, fp, o2)
 			switch {
 			case d1 || d2:
 				continue
 			case c1 <= c2 && c1 < slots:
-				b1.fp[c1], b1.alt[c1] = fp, i2
+				b1.fp[c1], b1.alt[c1] = fp, o1
 			case c2 < slots:
-				b2.fp[c2], b2.alt[c2] = fp, i1
+				b2.fp[c2], b2.alt[c2] = fp, o2
 			default:
 				b.pending = append(b.pending, uint32(k0+j))
 				continue
@@ -167,7 +197,7 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 		if round == 8 {
 			return placed, false
 		}
-		todo := homeless
+		todo := append(make([]entry, 0, len(homeless)+len(b.pending)), homeless...)
 		homeless = nil
 		for _, k := range b.pending {
 			x := mix(keys.At(int(k)), seed)
@@ -177,7 +207,7 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 		}
 		b.pending = b.pending[:0]
 		for _, e := range todo {
-			res, left, used := walk(b, bs, e.fp, e.home, e.to)
+			res, left, used := walk(b, bs, m, e.fp, e.home, e.to)
 			budget -= used
 			switch res {
 			case walkPlaced:
@@ -195,7 +225,7 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 
 // scan returns the number of occupied slots of a bucket and whether one of
 // them already holds fp with the same other bucket.
-func scan[F uint16 | uint32](s *slotSet[F], fp F, alt uint32) (int, bool) {
+func scan[F uint16 | uint32](s *slotSet[F], fp F, alt int16) (int, bool) {
 	for j := 0; j < slots; j++ {
 		if s.fp[j] == 0 {
 			return j, false
@@ -232,62 +262,63 @@ type homelessEntry[F uint16 | uint32] struct {
 // room, then falls back to a random walk of evictions. It returns what
 // happened, the entry left without a slot when the walk failed, and the
 // kicks used.
-func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], fp F, i1, i2 uint32) (int, homelessEntry[F], int) {
-	c1, d1 := scan(&bs[i1], fp, i2)
-	c2, d2 := scan(&bs[i2], fp, i1)
+func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2 uint32) (int, homelessEntry[F], int) {
+	o1, o2 := offset(uint64(i1), uint64(i2), m), offset(uint64(i2), uint64(i1), m)
+	c1, d1 := scan(&bs[i1], fp, o1)
+	c2, d2 := scan(&bs[i2], fp, o2)
 	switch {
 	case d1 || d2:
 		return walkDup, homelessEntry[F]{}, 0
 	case c1 < slots:
-		bs[i1].fp[c1], bs[i1].alt[c1] = fp, i2
+		bs[i1].fp[c1], bs[i1].alt[c1] = fp, o1
 		return walkPlaced, homelessEntry[F]{}, 0
 	case c2 < slots:
-		bs[i2].fp[c2], bs[i2].alt[c2] = fp, i1
+		bs[i2].fp[c2], bs[i2].alt[c2] = fp, o2
 		return walkPlaced, homelessEntry[F]{}, 0
 	}
 	// One step ahead: move a resident of either bucket to its other bucket.
 	for _, bi := range [2]uint32{i1, i2} {
 		s := &bs[bi]
 		for j := 0; j < slots; j++ {
-			a := s.alt[j]
-			if a == bi {
-				continue
+			if s.alt[j] == 0 {
+				continue // both its buckets are this one
 			}
+			a := other(uint64(bi), s.alt[j], m)
 			t := &bs[a]
 			if t.fp[slots-1] != 0 {
 				continue
 			}
 			c, _ := scan(t, 0, 0)
-			t.fp[c], t.alt[c] = s.fp[j], bi
-			other := i2
+			t.fp[c], t.alt[c] = s.fp[j], offset(a, uint64(bi), m)
+			o := o1
 			if bi == i2 {
-				other = i1
+				o = o2
 			}
-			s.fp[j], s.alt[j] = fp, other
+			s.fp[j], s.alt[j] = fp, o
 			return walkPlaced, homelessEntry[F]{}, 1
 		}
 	}
 	// Random walk: fp evicts a random resident of bucket bi and takes its
 	// place; the evicted entry goes to its other bucket.
-	bi, other := i1, i2
+	bi, oth := uint64(i1), uint64(i2)
 	if b.next()&1 == 0 {
-		bi, other = i2, i1
+		bi, oth = uint64(i2), uint64(i1)
 	}
 	for used := 1; used <= walkKicks; used++ {
 		j := b.next() % slots
 		s := &bs[bi]
-		vfp, valt := s.fp[j], s.alt[j]
-		s.fp[j], s.alt[j] = fp, other
-		fp, other, bi = vfp, bi, valt
+		vfp, valt := s.fp[j], other(bi, s.alt[j], m)
+		s.fp[j], s.alt[j] = fp, offset(bi, oth, m)
+		fp, oth, bi = vfp, bi, valt
 		t := &bs[bi]
 		for j := 0; j < slots; j++ {
 			if t.fp[j] == 0 {
-				t.fp[j], t.alt[j] = fp, other
+				t.fp[j], t.alt[j] = fp, offset(bi, oth, m)
 				return walkPlaced, homelessEntry[F]{}, used
 			}
 		}
 	}
-	return walkFailed, homelessEntry[F]{fp, bi, other}, walkKicks
+	return walkFailed, homelessEntry[F]{fp, uint32(bi), uint32(oth)}, walkKicks
 }
 
 // encode appends the packed table of the placed keys to dst.
@@ -341,14 +372,16 @@ func encodeSlots[F uint16 | uint32](t *table, bs []slotSet[F], semi bool) {
 	}
 }
 
-// grow appends n zero bytes to b.
+// grow appends n zero bytes to b, leaving room for a trailer after them.
 func grow(b []byte, n int) []byte {
 	if cap(b)-len(b) >= n {
 		b = b[:len(b)+n]
 		clear(b[len(b)-n:])
 		return b
 	}
-	return append(b, make([]byte, n)...)
+	nb := make([]byte, len(b)+n, len(b)+n+64)
+	copy(nb, b)
+	return nb
 }
 
 func rot32(y uint64) uint64 { return y<<32 | y>>32 }

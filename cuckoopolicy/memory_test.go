@@ -1,0 +1,35 @@
+package cuckoopolicy
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// TestWriterMemory: AddKey through Finish allocates at most 16 bytes per key
+// besides the block it returns, even with cold pools.
+func TestWriterMemory(t *testing.T) {
+	n := 500000
+	if testing.Short() {
+		n = 200000
+	}
+	keys := randomKeys(rng(seedFor(t)), n)
+	for _, p := range []pebble.FilterPolicy{FilterPolicy(10), FilterPolicy(16), Policy{FingerprintBits: 13, SemiSort: true, LoadFactor: 0.975}} {
+		runtime.GC()
+		runtime.GC() // empties the pools
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		w := p.NewWriter(pebble.TableFilter)
+		for i := range n {
+			w.AddKey(keys.at(i))
+		}
+		block := w.Finish(nil)
+		runtime.ReadMemStats(&after)
+		perKey := float64(after.TotalAlloc-before.TotalAlloc-uint64(cap(block))) / float64(n)
+		t.Logf("%v: %.2f bytes per key of temporary memory", p, perKey)
+		if perKey > 16 {
+			t.Errorf("%v: %.2f bytes per key of temporary memory, want <= 16", p, perKey)
+		}
+	}
+}
