@@ -1,3 +1,52 @@
 // Package sstableintegration holds tests that run the cuckoo filter policy
-// inside Pebble sstables and databases.
+// inside Pebble sstables and databases. It has no code of its own; every
+// assertion checks real Pebble behaviour against an oracle (a map of what was
+// written), and every randomized test prints its seed.
+//
+// Scenarios, by file:
+//
+//   - sstable_test.go: single sstables written with sstable.NewWriter in row
+//     and columnar table formats: the metaindex entry "fullfilter." + Name(),
+//     the properties (policy name, filter size), Inspect's description of the
+//     block, absent keys skipped within the false-positive bound of the
+//     block's parameters, every present key found, any instance of the
+//     family decoding any block, readers whose Filters lack the policy,
+//     every budget and fingerprint width, space and false positives against
+//     bloom.FilterPolicy(B), and CockroachDB keys with several versions.
+//   - db_test.go: databases with the policy on all seven levels: overlapping
+//     L0 tables probed by Get; L6 probed by iterators with UseL6Filters (and
+//     not by Get); a random workload of sets, deletes, single deletes,
+//     merges, range deletions, batches, snapshots, flushes, compactions and
+//     reopens; reopening with other budgets; ingestion of external sstables;
+//     the OPTIONS round trip through Options.String and Options.Parse with
+//     ParseFilterPolicy; one database switched between bloom, cuckoo and no
+//     filter across reopens and compactions.
+//   - cockroach_test.go: CockroachDB keys (cockroachkvs.Comparer, KeySchema,
+//     EncodeMVCCKey) with several MVCC versions per key, filtered by prefix
+//     through Comparer.Split; in L6 through UseL6Filters at B=12 at least
+//     99.5% of absent prefixes must be skipped.
+//   - metamorphic_test.go: Pebble's metamorphic test run in-process with a
+//     cuckoo policy on every level (budgets varied per level) against the
+//     same seed with no filter; the histories must match. A second test
+//     checks that a policy that loses keys is caught.
+//   - damage_test.go: filter blocks damaged inside written sstables (bit
+//     flips with and without a fixed-up block checksum, truncations,
+//     extensions): Pebble reports an error or reads correctly.
+//   - readamp_test.go: data blocks read per absent Get through eight
+//     overlapping L0 tables, counted by a vfs.FS wrapper (countfs_test.go)
+//     with a one-byte block cache: cuckoo(B)/bloom(B) at most 0.70 at B=10
+//     and 0.10 at B=16, in both table formats, cuckoo fewer by at least three
+//     standard deviations.
+//   - harness_test.go: flags, options, the oracle and its checks.
+//
+// Running:
+//
+//	go test ./sstable_integration/                      # default, about a minute on 2 cores
+//	go test -short ./sstable_integration/               # smaller sizes, fewer metamorphic seeds
+//	PEBBLE_CUCKOO_LONG=1 go test -timeout 2h ./sstable_integration/   # or -long: 200 metamorphic seeds, larger sizes
+//
+// Flags (after the package path): -seed=N replays the randomized tests with a
+// printed seed; -metamorphic.seeds=N runs N metamorphic seeds;
+// -metamorphic.seed=S with -metamorphic.ops=K replays one printed seed;
+// -long is the same as PEBBLE_CUCKOO_LONG=1.
 package sstableintegration
