@@ -136,5 +136,12 @@
 // trailer, 1246 bytes, 9.97 bits per key. The trailer ends
 // 0a 01 00 01 43 4b 4f 4f.
 //
+// The trailer's check field catches damage to the trailer, which would
+// misdirect every lookup. Damage to the bucket array is not detected by the
+// block itself: a flipped bit there can turn the few fingerprints it touches
+// into false negatives. Pebble's block checksum, verified when the block is
+// read, is what protects the array, as it protects bloom filters and data
+// blocks.
+//
 // The golden blocks in testdata/golden pin this format.
 package cuckoopolicy

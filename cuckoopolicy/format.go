@@ -183,11 +183,16 @@ func Inspect(filter []byte) (Info, error) {
 	return info, nil
 }
 
-// Info describes a filter block, as Inspect decodes it.
+// Info describes a filter block, as Inspect decodes it. Keys counts the
+// entries the builder placed: one per distinct key hash, except that hashes
+// which map to the same two buckets and the same fingerprint share one entry
+// (the filter cannot tell them apart). With 10-bit fingerprints that merges
+// about one pair in a hundred filters; with 4-bit ones, several keys a
+// thousand.
 type Info struct {
 	FingerprintBits int     // bits per fingerprint, 4 to 32
 	SemiSorted      bool    // buckets are semi-sorted (4f-4 bits each)
-	Buckets, Keys   int     // buckets of four slots; distinct key hashes placed
+	Buckets, Keys   int     // buckets of four slots; entries placed (see below)
 	LoadFactor      float64 // Keys / (4 * Buckets)
 	BitsPerKey      float64 // the whole block, trailer included, over Keys
 }
