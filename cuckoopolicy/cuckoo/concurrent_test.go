@@ -1,0 +1,94 @@
+package cuckoo
+
+import (
+	"sync"
+	"testing"
+)
+
+// TestConcurrent runs writers and readers on one Concurrent (run it with
+// -race): each writer inserts its own keys and deletes every third; at the
+// end every key not deleted is found.
+func TestConcurrent(t *testing.T) {
+	const writers, perWriter = 4, 3000
+	c, err := NewConcurrent(writers*perWriter, Config{FingerprintBits: 14, SemiSort: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := range uint64(writers) {
+		wg.Go(func() {
+			buf := make([]byte, 16)
+			for i := range uint64(perWriter) {
+				if err := c.Insert(dynKey(buf, w, i)); err != nil {
+					t.Error(err)
+					return
+				}
+				if !c.Contains(dynKey(buf, w, i)) {
+					t.Errorf("writer %d: key %d not found after insert", w, i)
+				}
+				if i%3 == 0 && !c.Delete(dynKey(buf, w, i)) {
+					t.Errorf("writer %d: delete %d failed", w, i)
+				}
+			}
+		})
+	}
+	for r := range uint64(2) {
+		wg.Go(func() {
+			buf := make([]byte, 16)
+			for i := range uint64(perWriter) {
+				c.Contains(dynKey(buf, 100+r, i))
+				c.Count()
+				c.LoadFactor()
+				if i%500 == 0 {
+					if _, err := c.MarshalBinary(); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	buf := make([]byte, 16)
+	for w := range uint64(writers) {
+		for i := range uint64(perWriter) {
+			if i%3 != 0 && !c.Contains(dynKey(buf, w, i)) {
+				t.Fatalf("writer %d: key %d lost", w, i)
+			}
+		}
+	}
+	if want := writers * (perWriter - perWriter/3); c.Count() != want {
+		t.Fatalf("count %d, want %d", c.Count(), want)
+	}
+	data, _ := c.MarshalBinary()
+	var d Concurrent
+	if err := d.UnmarshalBinary(data); err != nil || d.Count() != c.Count() {
+		t.Fatalf("round trip: %v, count %d", err, d.Count())
+	}
+	c.Reset()
+	if c.Count() != 0 {
+		t.Fatal("Reset left keys")
+	}
+	if _, err := NewConcurrent(0, Config{}); err == nil {
+		t.Fatal("NewConcurrent(0) succeeded")
+	}
+}
+
+// TestConcurrentReaders: a plain Filter answers concurrent lookups while no
+// one writes (run it with -race).
+func TestConcurrentReaders(t *testing.T) {
+	f, _ := New(5000, Config{})
+	fillUntilFull(t, f, 1) // the stash is in use, so lookups read it too
+	var wg sync.WaitGroup
+	for r := range uint64(4) {
+		wg.Go(func() {
+			buf := make([]byte, 16)
+			for i := range uint64(5000) {
+				if !f.Contains(dynKey(buf, 1, i)) {
+					t.Errorf("reader %d: key %d not found", r, i)
+				}
+				f.Contains(dynKey(buf, 2, i))
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,565 @@
+package cuckoo
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Defaults for a zero Config.
+const (
+	DefaultFingerprintBits = 12
+	DefaultMaxKicks        = 500
+)
+
+// Limits on Config.
+const (
+	// MinPlainFingerprintBits is the narrowest fingerprint of the plain
+	// dynamic layout. Widths 2 and 3 are stored in 4-bit slots: they save no
+	// space over 4 bits and exist to study load against width (Fan et al.,
+	// Table 2). The semi-sorted layout needs MinFingerprintBits.
+	MinPlainFingerprintBits = 2
+	// MaxKicksLimit is the largest Config.MaxKicks: an insert records its
+	// evictions so that a failed one can be undone.
+	MaxKicksLimit = 1 << 16
+)
+
+// stashSize is the number of victim slots: fingerprints whose eviction walk
+// ran out of kicks. Contains checks them only while any is used.
+const stashSize = 4
+
+var (
+	// ErrFull is returned by Insert when the key cannot be placed: its
+	// eviction walk ran out of kicks while the victim stash was full, or its
+	// two buckets already hold eight copies of its fingerprint. The filter is
+	// unchanged.
+	ErrFull = errors.New("cuckoo: filter is full")
+	// ErrConfig is wrapped by the errors of New and NewGrowing for a bad
+	// Config, capacity or bound.
+	ErrConfig = errors.New("cuckoo: invalid configuration")
+)
+
+// Config sets up a Filter. The zero Config is the default: 12-bit plain
+// fingerprints, 500 kicks, seed 0.
+type Config struct {
+	// FingerprintBits is the fingerprint width f: 4 to 32, or 2 to 32 for
+	// the plain layout; 0 means DefaultFingerprintBits. The false-positive
+	// rate is about 8*load/2^f. Narrow fingerprints also limit how full
+	// the table gets (Fan et al., Table 2): at most eight keys share a
+	// fingerprint and a pair of buckets, so New sizes for a lower load, the
+	// lower the larger the table: at 10^3 and 10^6 buckets, 0.15 and 0.07
+	// for f = 2, 0.32 and 0.14 for f = 3, 0.64 and 0.29 for f = 4, 0.94 and
+	// 0.55 for f = 5, 0.95 and 0.95 for f = 6 (0.8 at 10^7).
+	FingerprintBits int
+	// SemiSort stores buckets semi-sorted (Fan et al., section 5.2): one bit
+	// less per fingerprint for the same false-positive rate, slower inserts.
+	SemiSort bool
+	// MaxKicks bounds the evictions of one insert: 1 to MaxKicksLimit, or 0
+	// for DefaultMaxKicks.
+	MaxKicks int
+	// Seed is mixed into every key's hash; filters with different seeds
+	// place keys independently. It also seeds the eviction walk, so a filter
+	// is deterministic: the same operations give the same bytes.
+	Seed uint64
+}
+
+// normalize fills in the defaults and validates c.
+func (c Config) normalize() (Config, error) {
+	if c.FingerprintBits == 0 {
+		c.FingerprintBits = DefaultFingerprintBits
+	}
+	if c.MaxKicks == 0 {
+		c.MaxKicks = DefaultMaxKicks
+	}
+	lo := MinPlainFingerprintBits
+	if c.SemiSort {
+		lo = MinFingerprintBits
+	}
+	if c.FingerprintBits < lo || c.FingerprintBits > MaxFingerprintBits {
+		return c, fmt.Errorf("%w: FingerprintBits %d outside [%d, %d] (SemiSort %v)",
+			ErrConfig, c.FingerprintBits, lo, MaxFingerprintBits, c.SemiSort)
+	}
+	if c.MaxKicks < 0 || c.MaxKicks > MaxKicksLimit {
+		return c, fmt.Errorf("%w: MaxKicks %d outside [0, %d]", ErrConfig, c.MaxKicks, MaxKicksLimit)
+	}
+	return c, nil
+}
+
+// Filter is a dynamic cuckoo filter (Fan et al., CoNEXT 2014): a set of keys
+// with insert, delete and a false-positive rate of about 8*load/2^f.
+//
+// Each key has a fingerprint and two buckets of four slots; the second
+// bucket is derived from the first and the fingerprint alone (partial-key
+// cuckoo hashing), so fingerprints can move without their keys. An insert
+// that finds both buckets full evicts residents along a random walk of at
+// most MaxKicks steps; a fingerprint left homeless goes to a small victim
+// stash, and when that is full the walk is undone and Insert returns ErrFull:
+// a failed insert never loses a resident.
+//
+// A Filter is a multiset of fingerprints: inserting a key twice stores two
+// copies, and up to eight copies of one key fit (two buckets of four). Delete
+// removes one copy. Deleting a key that was never inserted may remove the
+// fingerprint of another key that shares its fingerprint and buckets, which
+// then becomes a false negative: delete only keys you inserted.
+//
+// The zero Filter has no room: Contains reports false and Insert returns
+// ErrFull. It is ready for UnmarshalBinary. Use New to make one.
+//
+// A Filter is not safe for concurrent use when any goroutine mutates it
+// (Insert, Delete, Reset, UnmarshalBinary); concurrent Contains, Count,
+// LoadFactor and MarshalBinary with no writer are safe. Concurrent wraps a
+// Filter with a lock.
+type Filter struct {
+	t        table  // storage; t.f is max(fbits, MinFingerprintBits)
+	fbits    uint   // fingerprint width
+	half     uint64 // t.m / 2; t.m is even
+	seed     uint64
+	maxKicks int
+	count    int
+	nstash   int
+	stash    [stashSize]stashEntry
+	rng      uint64
+	path     []move // scratch: the evictions of the current insert
+}
+
+// stashEntry is a homeless fingerprint and the lower bucket of its pair.
+type stashEntry struct {
+	b  uint64
+	fp uint32
+}
+
+// move records one eviction: bucket b held old before it.
+type move struct {
+	b   uint64
+	old [slots]uint32
+}
+
+// walkLoad is the load New sizes a table for when the eviction walk is
+// what limits it: below the load at which the first insert fails (see
+// TestFillToFull and TestCapacityGuarantee). Measured at 2^22 buckets, the
+// first failure came at 0.964 for f = 4, 0.968 for f = 5 and 0.970-0.972 for
+// f >= 6.
+func walkLoad(f int) float64 {
+	switch f {
+	case 2, 3, 4:
+		return 0.93
+	case 5:
+		return 0.94
+	default:
+		return 0.95
+	}
+}
+
+// saturationLoad is the load New sizes a table of m buckets for when narrow
+// fingerprints are what limit it: a fingerprint and a pair of buckets (a
+// class, of which there are (2^f-1)*m/2) hold at most eight keys, and a key
+// whose class is full cannot be placed. At load a a class holds a Poisson
+// number of keys with mean 8a/(2^f-1) (simulation agrees with that model);
+// saturationLoad is the highest load, in steps of 0.01, at which a filter
+// has less than a 10^-6 chance of a class being asked for a ninth key. It
+// matters for f <= 6: f = 2 to 4 always, f = 5 beyond about 10^4 buckets,
+// f = 6 beyond about 10^6.
+func saturationLoad(f int, m float64) float64 {
+	vals := float64(uint64(1)<<f - 1)
+	classes := vals * m / 2
+	a := walkLoad(f)
+	for ; a > 0.01; a -= 0.01 {
+		if classes*poissonTail9(8*a/vals) <= 1e-6 {
+			break
+		}
+	}
+	return a
+}
+
+// poissonTail9 returns P(X >= 9) for X Poisson with mean lam <= 8, summed
+// from the tail's side so that small values keep their precision.
+func poissonTail9(lam float64) float64 {
+	term := math.Exp(-lam)
+	for k := 1; k <= 9; k++ {
+		term *= lam / float64(k)
+	}
+	sum := 0.0
+	for k := 10; k < 60 && term > sum*1e-17; k++ {
+		sum += term
+		term *= lam / float64(k)
+	}
+	return sum
+}
+
+// maxTableBytes bounds the table New and NewBuckets allocate (64 TiB), so
+// that an absurd capacity is an error rather than a panic in make.
+const maxTableBytes = 1 << 46
+
+// minBuckets is the smallest table New makes.
+const minBuckets = 2
+
+// bucketsFor returns the bucket count New uses for capacity keys of width f:
+// enough slots for capacity at the lower of walkLoad and saturationLoad,
+// plus two standard deviations' worth (small tables vary more in the load
+// they reach), rounded up to an even count so that the alternate bucket is
+// an involution without fixed points.
+func bucketsFor(capacity int, f int) (uint64, bool) {
+	if capacity < 1 {
+		return 0, false
+	}
+	size := func(load float64) float64 {
+		n := float64(capacity) / load
+		n += 2 * math.Sqrt(n)
+		return math.Ceil(n / slots)
+	}
+	// A lower load means more buckets and so more classes: iterate to a
+	// fixed point (it takes two or three rounds).
+	load := walkLoad(f)
+	m := size(load)
+	for range 8 {
+		l := saturationLoad(f, m)
+		if l >= load {
+			break
+		}
+		load = l
+		m = size(load)
+	}
+	if m > MaxBuckets {
+		return 0, false
+	}
+	b := uint64(m)
+	b += b & 1
+	return max(b, minBuckets), true
+}
+
+// New returns an empty filter sized so that capacity distinct keys can be
+// inserted: about capacity/0.95 slots for fingerprints of 6 bits or more
+// (narrower ones get more room; see Config), plus a margin of two standard
+// deviations that matters only for small filters.
+// Past capacity, inserts go on succeeding until the table is about 97% full
+// (at least 95% for f >= 7). New returns an error wrapping ErrConfig for
+// capacity < 1, a table beyond MaxBuckets, or a bad cfg.
+func New(capacity int, cfg Config) (*Filter, error) {
+	c, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	m, ok := bucketsFor(capacity, c.FingerprintBits)
+	if !ok {
+		return nil, fmt.Errorf("%w: capacity %d", ErrConfig, capacity)
+	}
+	f := new(Filter)
+	if err := f.init(m, c); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// NewBuckets returns an empty filter of exactly buckets buckets (an odd count
+// is rounded up: the alternate bucket needs an even one), with no promise of
+// a capacity: for experiments at a fixed table size, such as the load a
+// table reaches by fingerprint width. It returns an error wrapping ErrConfig
+// for buckets < 1 or beyond MaxBuckets, or a bad cfg.
+func NewBuckets(buckets uint64, cfg Config) (*Filter, error) {
+	c, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	if buckets < 1 || buckets > MaxBuckets-1 {
+		return nil, fmt.Errorf("%w: %d buckets", ErrConfig, buckets)
+	}
+	f := new(Filter)
+	if err := f.init(buckets+buckets&1, c); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// init gives f an empty table of m buckets; c is normalized.
+func (f *Filter) init(m uint64, c Config) error {
+	sf := uint(max(c.FingerprintBits, MinFingerprintBits))
+	if n, ok := tableBytes(m, sf, c.SemiSort); !ok || n > maxTableBytes {
+		return fmt.Errorf("%w: %d buckets of %d-bit fingerprints is too large", ErrConfig, m, c.FingerprintBits)
+	}
+	t, err := newTable(m, sf, c.SemiSort)
+	if err != nil {
+		return fmt.Errorf("%w: %d buckets of %d-bit fingerprints", ErrConfig, m, c.FingerprintBits)
+	}
+	*f = Filter{
+		t:        t,
+		fbits:    uint(c.FingerprintBits),
+		half:     m / 2,
+		seed:     c.Seed,
+		maxKicks: c.MaxKicks,
+	}
+	f.resetRNG()
+	return nil
+}
+
+func (f *Filter) resetRNG() { f.rng = fmix64(f.seed^0x2545f4914f6cdd1d) | 1 }
+
+// next is xorshift64: the eviction walk's choices.
+func (f *Filter) next() uint64 {
+	f.rng ^= f.rng << 13
+	f.rng ^= f.rng >> 7
+	f.rng ^= f.rng << 17
+	return f.rng
+}
+
+// addr returns the buckets and fingerprint of the key with hash h; t.m > 0.
+// The first bucket and the fingerprint come from independent mixes of h, as
+// in the static filter.
+func (f *Filter) addr(h uint64) (i1, i2 uint64, fp uint32) {
+	x := mix(h, f.seed)
+	i1 = reduce(x, f.t.m)
+	fp = fingerprint(remix(x), f.fbits)
+	return i1, f.alt(i1, fp), fp
+}
+
+// alt returns the other bucket of fingerprint fp in bucket i:
+// (m - i - r) mod m with r = 2*reduce(H(fp), m/2) + 1 odd, an involution
+// that never maps i to itself because m is even.
+func (f *Filter) alt(i uint64, fp uint32) uint64 {
+	m := f.t.m
+	s := i + 2*reduce(fpHash(fp), f.half) + 1 // in [1, 2m-2]
+	if s <= m {
+		return m - s
+	}
+	return 2*m - s
+}
+
+// fpHash hashes a fingerprint for alt. A single multiply, as in remix,
+// would leave small integers on a lattice: for some m (52, 78, 104, ...) every
+// fingerprint's offset r had the same residue, which halved the buckets a
+// walk could reach and cut the load those tables reached.
+func fpHash(fp uint32) uint64 { return fmix64(uint64(fp)) }
+
+// fmix64 is the MurmurHash3 finalizer: every input bit reaches every output
+// bit, small inputs included. The dynamic filter's own derivations use it so
+// that they do not depend on how mix and remix trade quality for speed.
+func fmix64(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// class returns the identity of the fingerprint the key with hash h stores:
+// its fingerprint and the lower of its two buckets. Keys of one class are
+// indistinguishable to the filter; t.m > 0.
+func (f *Filter) class(h uint64) (lo uint64, fp uint32) {
+	i1, i2, fp := f.addr(h)
+	return min(i1, i2), fp
+}
+
+// Insert adds one copy of key. It returns ErrFull, and leaves the filter
+// unchanged, when the key cannot be placed.
+func (f *Filter) Insert(key []byte) error { return f.InsertHash(Hash(key)) }
+
+// InsertHash is Insert for a key whose Hash is h.
+func (f *Filter) InsertHash(h uint64) error {
+	if f.t.m == 0 {
+		return ErrFull
+	}
+	i1, i2, fp := f.addr(h)
+	return f.insert(i1, i2, fp)
+}
+
+func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
+	if f.put(i1, fp) || f.put(i2, fp) {
+		f.count++
+		return nil
+	}
+	if f.saturated(i1, i2, fp) {
+		return ErrFull
+	}
+	if f.path == nil {
+		f.path = make([]move, 0, f.maxKicks)
+	}
+	path := f.path[:0]
+	i, cur := i1, fp
+	if f.next()&4 != 0 {
+		i = i2
+	}
+	for range f.maxKicks {
+		b := f.t.bucket(i)
+		// Look one step ahead: a resident whose other bucket has room
+		// moves there and ends the walk. This lifts the load at the first
+		// failure by about one point over a blind walk.
+		for j := range b {
+			if f.put(f.alt(i, b[j]), b[j]) {
+				b[j] = cur
+				f.t.setBucket(i, b)
+				f.count++
+				return nil
+			}
+		}
+		path = append(path, move{b: i, old: b})
+		j := f.next() & (slots - 1)
+		out := b[j]
+		b[j] = cur
+		f.t.setBucket(i, b)
+		cur = out
+		i = f.alt(i, cur)
+		if f.put(i, cur) {
+			f.count++
+			return nil
+		}
+	}
+	if f.nstash < len(f.stash) {
+		f.stash[f.nstash] = stashEntry{b: min(i, f.alt(i, cur)), fp: cur}
+		f.nstash++
+		f.count++
+		return nil
+	}
+	// Undo the walk, last eviction first: every bucket gets back the exact
+	// bytes it had (a semi-sorted bucket read in stored order encodes to
+	// the same bytes).
+	for k := len(path) - 1; k >= 0; k-- {
+		f.t.setBucket(path[k].b, path[k].old)
+	}
+	return ErrFull
+}
+
+// put stores fp in a free slot of bucket i, if it has one.
+func (f *Filter) put(i uint64, fp uint32) bool {
+	b := f.t.bucket(i)
+	for j := range b {
+		if b[j] == 0 {
+			b[j] = fp
+			f.t.setBucket(i, b)
+			return true
+		}
+	}
+	return false
+}
+
+// saturated reports whether all eight slots of the pair hold fp: no walk
+// can make room, since every copy can only move within the pair.
+func (f *Filter) saturated(i1, i2 uint64, fp uint32) bool {
+	b1, b2 := f.t.bucket(i1), f.t.bucket(i2)
+	for j := range b1 {
+		if b1[j] != fp || b2[j] != fp {
+			return false
+		}
+	}
+	return true
+}
+
+// Contains reports whether key may be in the filter: always true for a key
+// inserted and not deleted, and true for other keys with a probability of
+// about 8*LoadFactor()/2^f.
+func (f *Filter) Contains(key []byte) bool { return f.ContainsHash(Hash(key)) }
+
+// ContainsHash is Contains for a key whose Hash is h.
+func (f *Filter) ContainsHash(h uint64) bool {
+	if f.t.m == 0 {
+		return false
+	}
+	i1, i2, fp := f.addr(h)
+	if f.t.contains(i1, i2, fp) {
+		return true
+	}
+	return f.nstash > 0 && f.stashIndex(min(i1, i2), fp) >= 0
+}
+
+func (f *Filter) stashIndex(lo uint64, fp uint32) int {
+	for k := range f.nstash {
+		if e := f.stash[k]; e.fp == fp && e.b == lo {
+			return k
+		}
+	}
+	return -1
+}
+
+// Delete removes one copy of key and reports whether it found one. Delete
+// only keys that were inserted: a key never inserted may match, and remove,
+// the fingerprint of another key (see Filter).
+func (f *Filter) Delete(key []byte) bool { return f.DeleteHash(Hash(key)) }
+
+// DeleteHash is Delete for a key whose Hash is h.
+func (f *Filter) DeleteHash(h uint64) bool {
+	if f.t.m == 0 {
+		return false
+	}
+	i1, i2, fp := f.addr(h)
+	if f.nstash > 0 {
+		if k := f.stashIndex(min(i1, i2), fp); k >= 0 {
+			f.unstash(k)
+			f.count--
+			return true
+		}
+	}
+	for _, i := range [2]uint64{i1, i2} {
+		if f.remove(i, fp) {
+			f.count--
+			f.rehome(i)
+			return true
+		}
+	}
+	return false
+}
+
+func (f *Filter) unstash(k int) {
+	f.nstash--
+	f.stash[k] = f.stash[f.nstash]
+	f.stash[f.nstash] = stashEntry{}
+}
+
+// remove clears one slot of bucket i that holds fp.
+func (f *Filter) remove(i uint64, fp uint32) bool {
+	b := f.t.bucket(i)
+	for j := range b {
+		if b[j] == fp {
+			b[j] = 0
+			f.t.setBucket(i, b)
+			return true
+		}
+	}
+	return false
+}
+
+// rehome moves a stashed fingerprint whose pair includes bucket i into the
+// slot just freed there.
+func (f *Filter) rehome(i uint64) {
+	for k := range f.nstash {
+		e := f.stash[k]
+		if e.b == i || f.alt(e.b, e.fp) == i {
+			f.put(i, e.fp)
+			f.unstash(k)
+			return
+		}
+	}
+}
+
+// Count returns the number of fingerprints stored: successful inserts minus
+// successful deletes.
+func (f *Filter) Count() int { return f.count }
+
+// LoadFactor returns Count divided by the number of slots (4 per bucket).
+// Stashed fingerprints count, so a tiny filter can exceed 1.
+func (f *Filter) LoadFactor() float64 {
+	if f.t.m == 0 {
+		return 0
+	}
+	return float64(f.count) / float64(slots*f.t.m)
+}
+
+// Buckets returns the number of buckets: the table has 4*Buckets() slots.
+func (f *Filter) Buckets() uint64 { return f.t.m }
+
+// Config returns the filter's configuration, defaults filled in. For a zero
+// Filter it is the zero Config.
+func (f *Filter) Config() Config {
+	if f.t.m == 0 {
+		return Config{}
+	}
+	return Config{FingerprintBits: int(f.fbits), SemiSort: f.t.semi, MaxKicks: f.maxKicks, Seed: f.seed}
+}
+
+// Reset empties the filter and restarts its eviction walk's random
+// sequence; the size and configuration stay.
+func (f *Filter) Reset() {
+	clear(f.t.data)
+	f.count = 0
+	f.nstash = 0
+	f.stash = [stashSize]stashEntry{}
+	f.resetRNG()
+}

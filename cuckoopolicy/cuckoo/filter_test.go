@@ -1,0 +1,665 @@
+package cuckoo
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+)
+
+// Long runs: CUCKOO_LONG=1 go test ./cuckoopolicy/cuckoo/ -run 'Capacity|Fill|FPR|Oracle'
+// widens the sweeps of the capacity, fill, false-positive and oracle tests
+// (minutes).
+// CUCKOO_SEED=n replays a run with the seed a failing test logged.
+var dynLong = os.Getenv("CUCKOO_LONG") != ""
+
+// dynSeed returns the seed for a randomized test, logged so a failure can be
+// replayed with CUCKOO_SEED.
+func dynSeed(t testing.TB) uint64 {
+	t.Helper()
+	seed := rand.Uint64()
+	if s := os.Getenv("CUCKOO_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("CUCKOO_SEED: %v", err)
+		}
+		seed = v
+	}
+	t.Logf("seed %d (replay with CUCKOO_SEED=%d)", seed, seed)
+	return seed
+}
+
+// dynKey writes the i-th key of stream s, 16 bytes, into buf.
+func dynKey(buf []byte, s, i uint64) []byte {
+	binary.LittleEndian.PutUint64(buf[0:], s)
+	binary.LittleEndian.PutUint64(buf[8:], i)
+	return buf[:16]
+}
+
+// dynConfigs covers both layouts, every kind of width (sub-4-bit plain, the
+// SWAR widths up to 16, the two-load widths above) and both ends.
+var dynConfigs = []Config{
+	{FingerprintBits: 2}, {FingerprintBits: 3}, {FingerprintBits: 4}, {FingerprintBits: 4, SemiSort: true},
+	{FingerprintBits: 5, SemiSort: true}, {FingerprintBits: 7}, {FingerprintBits: 8, SemiSort: true},
+	{FingerprintBits: 12}, {FingerprintBits: 13, SemiSort: true}, {FingerprintBits: 15}, {FingerprintBits: 16},
+	{FingerprintBits: 16, SemiSort: true}, {FingerprintBits: 17}, {FingerprintBits: 17, SemiSort: true},
+	{FingerprintBits: 24, SemiSort: true}, {FingerprintBits: 31}, {FingerprintBits: 32},
+	{FingerprintBits: 32, SemiSort: true},
+}
+
+func cfgName(c Config) string {
+	s := "f=" + strconv.Itoa(c.FingerprintBits)
+	if c.SemiSort {
+		s += "/semi"
+	}
+	return s
+}
+
+// TestAltInvolution checks the alternate bucket at small, odd-half and
+// beyond-2^32 bucket counts: in range, an involution, never a fixed point.
+func TestAltInvolution(t *testing.T) {
+	r := rand.New(rand.NewPCG(dynSeed(t), 1))
+	for _, m := range []uint64{2, 4, 6, 52, 78, 1000, 1 << 20, 1<<33 + 2, 3 << 40, MaxBuckets} {
+		f := Filter{t: table{m: m}, half: m / 2}
+		for range 2000 {
+			i := r.Uint64N(m)
+			fp := uint32(r.Uint64N(1<<32-1)) + 1
+			a := f.alt(i, fp)
+			if a >= m || a == i || f.alt(a, fp) != i {
+				t.Fatalf("m=%d i=%d fp=%d: alt %d, back %d", m, i, fp, a, f.alt(a, fp))
+			}
+		}
+	}
+}
+
+// TestAltReach checks that at small widths the alternate offsets of all
+// fingerprints reach both odd and even steps of the bucket index: a weak hash
+// of the fingerprint once kept every offset r in one residue class for some
+// bucket counts (m = 52, 78, 104...), which cut the load such tables reached.
+func TestAltReach(t *testing.T) {
+	for _, fb := range []uint{4, 5, 6} {
+		for m := uint64(8); m <= 400; m += 2 {
+			f := Filter{t: table{m: m}, half: m / 2}
+			var odd, even bool
+			for fp := uint32(1); fp < 1<<fb; fp++ {
+				k := reduce(fpHash(fp), f.half)
+				odd, even = odd || k%2 == 1, even || k%2 == 0
+			}
+			if !odd || !even {
+				t.Errorf("f=%d m=%d: the offsets of all fingerprints share a parity", fb, m)
+			}
+		}
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	for _, tc := range []struct {
+		capacity int
+		cfg      Config
+	}{
+		{0, Config{}}, {-1, Config{}}, {math.MaxInt, Config{}},
+		{10, Config{FingerprintBits: 1}}, {10, Config{FingerprintBits: 33}}, {10, Config{FingerprintBits: -4}},
+		{10, Config{FingerprintBits: 3, SemiSort: true}}, {10, Config{MaxKicks: -1}},
+		{10, Config{MaxKicks: MaxKicksLimit + 1}}, {1 << 47, Config{FingerprintBits: 32}},
+	} {
+		if f, err := New(tc.capacity, tc.cfg); !errors.Is(err, ErrConfig) || f != nil {
+			t.Errorf("New(%d, %+v) = %v, %v; want ErrConfig", tc.capacity, tc.cfg, f, err)
+		}
+	}
+	for _, m := range []uint64{0, MaxBuckets} {
+		if f, err := NewBuckets(m, Config{}); !errors.Is(err, ErrConfig) || f != nil {
+			t.Errorf("NewBuckets(%d) = %v, %v; want ErrConfig", m, f, err)
+		}
+	}
+	if f, err := NewBuckets(1<<10+1, Config{FingerprintBits: 5}); err != nil || f.Buckets() != 1<<10+2 {
+		t.Errorf("NewBuckets(1025): %v", err)
+	}
+	f, err := New(1, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{FingerprintBits: DefaultFingerprintBits, MaxKicks: DefaultMaxKicks}
+	if f.Config() != want || f.Buckets() != minBuckets {
+		t.Errorf("New(1, Config{}): config %+v, %d buckets", f.Config(), f.Buckets())
+	}
+}
+
+func TestZeroFilter(t *testing.T) {
+	var f Filter
+	if f.Contains([]byte("a")) || f.Delete([]byte("a")) || f.Count() != 0 || f.LoadFactor() != 0 || f.Buckets() != 0 {
+		t.Error("zero Filter is not empty")
+	}
+	if err := f.Insert([]byte("a")); err != ErrFull {
+		t.Errorf("Insert on a zero Filter: %v", err)
+	}
+	f.Reset()
+	data, err := f.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := New(10, Config{})
+	if err := g.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if g.Buckets() != 0 || g.Config() != (Config{}) {
+		t.Errorf("zero round trip gave %d buckets, %+v", g.Buckets(), g.Config())
+	}
+}
+
+// dynOracle runs random inserts (new keys and copies), deletes of held keys
+// and lookups on f against a multiset, checking Count after every step and
+// every held key now and then. Inserts that fail must leave the filter as it
+// was; ops is the number of steps.
+func dynOracle(t *testing.T, f *Filter, r *rand.Rand, stream uint64, ops int) {
+	t.Helper()
+	held := map[uint64]int{} // key index -> copies
+	var keys []uint64        // indexes with copies, for picking one
+	next := uint64(0)
+	buf := make([]byte, 16)
+	checkAll := func(step int) {
+		for k := range held {
+			if !f.Contains(dynKey(buf, stream, k)) {
+				t.Fatalf("step %d: false negative for key %d (%d copies)", step, k, held[k])
+			}
+		}
+	}
+	total := 0
+	failed := false // the last insert failed: delete next
+	for step := range ops {
+		op := r.IntN(10)
+		if failed && len(keys) > 0 {
+			op, failed = 9, false
+		}
+		switch {
+		case op < 5 || len(keys) == 0: // a new key
+			k := next
+			next++
+			if err := f.Insert(dynKey(buf, stream, k)); err == nil {
+				held[k]++
+				keys = append(keys, k)
+				total++
+			} else if err != ErrFull {
+				t.Fatalf("step %d: Insert: %v", step, err)
+			} else {
+				failed = true
+			}
+		case op < 7: // another copy of a held key
+			k := keys[r.IntN(len(keys))]
+			if err := f.Insert(dynKey(buf, stream, k)); err == nil {
+				held[k]++
+				total++
+			} else if err != ErrFull {
+				t.Fatalf("step %d: Insert: %v", step, err)
+			} else {
+				failed = true
+			}
+		default: // delete a copy of a held key
+			j := r.IntN(len(keys))
+			k := keys[j]
+			if !f.Delete(dynKey(buf, stream, k)) {
+				t.Fatalf("step %d: Delete of held key %d (%d copies) found nothing", step, k, held[k])
+			}
+			total--
+			if held[k]--; held[k] == 0 {
+				delete(held, k)
+				keys[j] = keys[len(keys)-1]
+				keys = keys[:len(keys)-1]
+			}
+		}
+		if f.Count() != total {
+			t.Fatalf("step %d: Count %d, oracle %d", step, f.Count(), total)
+		}
+		if step%512 == 0 {
+			checkAll(step)
+		}
+	}
+	checkAll(ops)
+	// Deleting everything empties the filter.
+	for k, n := range held {
+		for range n {
+			if !f.Delete(dynKey(buf, stream, k)) {
+				t.Fatalf("final delete of key %d found nothing", k)
+			}
+		}
+	}
+	if f.Count() != 0 || f.nstash != 0 {
+		t.Fatalf("after deleting everything: count %d, stash %d", f.Count(), f.nstash)
+	}
+	for i := range f.t.m {
+		if f.t.count(i) != 0 {
+			t.Fatalf("after deleting everything: bucket %d holds %v", i, f.t.bucket(i))
+		}
+	}
+}
+
+// TestOracle runs random operations on every layout, on a roomy filter and
+// on one kept near full, where evictions, the stash and failed inserts
+// happen.
+func TestOracle(t *testing.T) {
+	seed := dynSeed(t)
+	ops := 4000
+	if testing.Short() {
+		ops = 1500
+	}
+	if dynLong {
+		ops = 100000
+	}
+	for ci, c := range dynConfigs {
+		for _, capacity := range []int{300, 4000} {
+			t.Run(cfgName(c)+"/cap="+strconv.Itoa(capacity), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(seed, uint64(ci)))
+				c := c
+				c.Seed = seed
+				f, err := New(capacity, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dynOracle(t, f, r, seed^uint64(ci), ops)
+			})
+		}
+	}
+}
+
+// TestDuplicates: eight copies of a key fit, the ninth is refused, Delete
+// takes them out one at a time.
+func TestDuplicates(t *testing.T) {
+	for _, c := range dynConfigs {
+		f, err := New(100, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := []byte("duplicate")
+		for i := range 8 {
+			if err := f.Insert(key); err != nil {
+				t.Fatalf("%s: copy %d: %v", cfgName(c), i+1, err)
+			}
+		}
+		if err := f.Insert(key); err != ErrFull {
+			t.Fatalf("%s: ninth copy: %v", cfgName(c), err)
+		}
+		for i := range 8 {
+			if !f.Contains(key) || !f.Delete(key) {
+				t.Fatalf("%s: delete %d failed", cfgName(c), i+1)
+			}
+		}
+		if f.Contains(key) || f.Delete(key) || f.Count() != 0 {
+			t.Fatalf("%s: key still there after 8 deletes", cfgName(c))
+		}
+	}
+}
+
+// TestDeleteNeverInserted pins the documented hazard: deleting a key that
+// was never inserted removes another key's fingerprint when the two share a
+// fingerprint and buckets.
+func TestDeleteNeverInserted(t *testing.T) {
+	f, err := New(8, Config{FingerprintBits: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := []byte("a")
+	ha := Hash(a)
+	loA, fpA := f.class(ha)
+	var b []byte
+	for i := 0; b == nil; i++ {
+		k := []byte("b" + strconv.Itoa(i))
+		if lo, fp := f.class(Hash(k)); lo == loA && fp == fpA {
+			b = k
+		}
+	}
+	if err := f.Insert(a); err != nil {
+		t.Fatal(err)
+	}
+	if !f.Delete(b) || f.Contains(a) {
+		t.Fatalf("deleting %q, never inserted, should have removed %q", b, a)
+	}
+}
+
+// fillUntilFull inserts distinct keys of stream s until ErrFull and returns
+// how many went in. Once the stash is full (when an eviction walk can fail)
+// it checks that the failed insert changed nothing.
+func fillUntilFull(t *testing.T, f *Filter, s uint64) int {
+	t.Helper()
+	buf := make([]byte, 16)
+	var before []byte
+	for i := uint64(0); ; i++ {
+		full := f.nstash == stashSize
+		if full {
+			before = append(before[:0], f.t.data...)
+		}
+		stash, count := f.stash, f.count
+		if err := f.Insert(dynKey(buf, s, i)); err != nil {
+			if err != ErrFull {
+				t.Fatal(err)
+			}
+			if stash != f.stash || count != f.count || full && string(before) != string(f.t.data) {
+				t.Fatalf("a failed insert changed the filter: stash %v -> %v, count %d -> %d, table changed %v", stash, f.stash, count, f.count, full && string(before) != string(f.t.data))
+			}
+			return int(i)
+		}
+	}
+}
+
+// TestFillToFull fills filters until the first ErrFull: every key inserted
+// before is still there, the failure changed nothing, at least capacity keys
+// went in, and for f >= 7 the load passed 95%. Then it keeps inserting past
+// failures: whatever succeeds is found too.
+func TestFillToFull(t *testing.T) {
+	seed := dynSeed(t)
+	capacity := 10000
+	if testing.Short() {
+		capacity = 3000
+	}
+	if dynLong {
+		capacity = 1 << 20
+	}
+	for ci, c := range dynConfigs {
+		c.Seed = seed + uint64(ci)
+		f, err := New(capacity, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := fillUntilFull(t, f, seed)
+		lf := f.LoadFactor()
+		t.Logf("%s: %d buckets, first ErrFull after %d inserts (capacity %d), load %.4f, stash %d",
+			cfgName(c), f.Buckets(), n, capacity, lf, f.nstash)
+		if n < capacity {
+			t.Errorf("%s: ErrFull after %d inserts, capacity %d", cfgName(c), n, capacity)
+		}
+		if c.FingerprintBits >= 7 && lf < 0.95 {
+			t.Errorf("%s: full at load %.4f < 0.95", cfgName(c), lf)
+		}
+		buf := make([]byte, 16)
+		held := map[uint64]bool{}
+		for i := range uint64(n) {
+			held[i] = true
+		}
+		for i := uint64(n + 1); i < uint64(n+1000); i++ {
+			if f.Insert(dynKey(buf, seed, i)) == nil {
+				held[i] = true
+			}
+		}
+		for i := range held {
+			if !f.Contains(dynKey(buf, seed, i)) {
+				t.Fatalf("%s: key %d lost", cfgName(c), i)
+			}
+		}
+		if f.Count() != len(held) {
+			t.Fatalf("%s: Count %d, want %d", cfgName(c), f.Count(), len(held))
+		}
+	}
+}
+
+// TestCapacityGuarantee is the evidence for New's promise: for many
+// capacities (every one up to 300, then a geometric sweep) and seeds, the
+// first capacity distinct inserts all succeed.
+func TestCapacityGuarantee(t *testing.T) {
+	seed := dynSeed(t)
+	maxCap, seeds := 3000, 3
+	if testing.Short() {
+		maxCap, seeds = 500, 1
+	}
+	if dynLong {
+		maxCap, seeds = 300000, 20
+	}
+	widths := []int{2, 3, 4, 5, 6, 7, 8, 12, 16}
+	if !dynLong {
+		widths = []int{4, 6, 12}
+	}
+	buf := make([]byte, 16)
+	for _, fb := range widths {
+		for c := 1; c <= maxCap; {
+			for s := range uint64(seeds) {
+				ks := seed + uint64(c)<<8 + s
+				f, err := New(c, Config{FingerprintBits: fb, Seed: ks})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range uint64(c) {
+					if err := f.Insert(dynKey(buf, ks, i)); err != nil {
+						t.Fatalf("f=%d capacity %d seed %d: insert %d failed: %v", fb, c, ks, i, err)
+					}
+				}
+			}
+			if c < 300 {
+				c++
+			} else {
+				c += c/20 + 1
+			}
+		}
+	}
+}
+
+// TestFPR measures the false-positive rate of filters loaded to 95%
+// against theory, 1 - (1 - 1/(2^f-1))^(8*load) (about 8*load/2^f): within
+// four standard deviations of a binomial count, and at most 1.3 times theory.
+func TestFPR(t *testing.T) {
+	seed := dynSeed(t)
+	n, queries := 100000, 1000000
+	if testing.Short() {
+		n, queries = 20000, 200000
+	}
+	if dynLong {
+		n, queries = 1000000, 10000000
+	}
+	for _, c := range []Config{{FingerprintBits: 8}, {FingerprintBits: 12}, {FingerprintBits: 13, SemiSort: true}, {FingerprintBits: 16}} {
+		c.Seed = seed
+		f, err := New(n, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 16)
+		for i := uint64(0); f.LoadFactor() < 0.95; i++ {
+			if err := f.Insert(dynKey(buf, seed, i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fp := 0
+		for i := range uint64(queries) {
+			if f.Contains(dynKey(buf, ^seed, i)) {
+				fp++
+			}
+		}
+		lf := f.LoadFactor()
+		p := 1 - math.Pow(1-1/float64(uint64(1)<<c.FingerprintBits-1), 8*lf)
+		sd := math.Sqrt(p * (1 - p) / float64(queries))
+		got := float64(fp) / float64(queries)
+		t.Logf("%s: load %.4f, fpr %.5f%%, theory %.5f%% (8*load/2^f %.5f%%), ratio %.3f, sd %.5f%%",
+			cfgName(c), lf, 100*got, 100*p, 100*8*lf/math.Ldexp(1, c.FingerprintBits), got/p, 100*sd)
+		if math.Abs(got-p) > 4*sd {
+			t.Errorf("%s: fpr %.5f%% more than 4 sd from theory %.5f%%", cfgName(c), 100*got, 100*p)
+		}
+		if got > 1.3*p && 1.3*p-p > 4*sd {
+			t.Errorf("%s: fpr %.5f%% above 1.3 x theory %.5f%%", cfgName(c), 100*got, 100*p)
+		}
+	}
+}
+
+// TestSemiSortEquivalence runs the same operations on a plain and a
+// semi-sorted filter of each width: every lookup, of held keys and of
+// others, answers the same, since membership depends only on which
+// fingerprints are stored, not where.
+func TestSemiSortEquivalence(t *testing.T) {
+	seed := dynSeed(t)
+	r := rand.New(rand.NewPCG(seed, 2))
+	buf := make([]byte, 16)
+	for fb := MinFingerprintBits; fb <= MaxFingerprintBits; fb++ {
+		plain, err1 := New(1000, Config{FingerprintBits: fb, Seed: seed})
+		semi, err2 := New(1000, Config{FingerprintBits: fb, Seed: seed, SemiSort: true})
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		var held []uint64
+		for step := range 3000 {
+			if len(held) < 900 && (r.IntN(3) > 0 || len(held) == 0) {
+				k := r.Uint64N(2000)
+				e1, e2 := plain.Insert(dynKey(buf, seed, k)), semi.Insert(dynKey(buf, seed, k))
+				if e1 != nil || e2 != nil {
+					t.Fatalf("f=%d step %d: inserts: %v, %v", fb, step, e1, e2)
+				}
+				held = append(held, k)
+			} else {
+				j := r.IntN(len(held))
+				k := held[j]
+				held[j] = held[len(held)-1]
+				held = held[:len(held)-1]
+				if !plain.Delete(dynKey(buf, seed, k)) || !semi.Delete(dynKey(buf, seed, k)) {
+					t.Fatalf("f=%d step %d: delete failed", fb, step)
+				}
+			}
+			q := dynKey(buf, seed, r.Uint64N(4000))
+			if plain.Contains(q) != semi.Contains(q) {
+				t.Fatalf("f=%d step %d: plain and semi-sorted disagree on key %x", fb, step, q)
+			}
+		}
+		for k := range uint64(1 << 14) {
+			q := dynKey(buf, seed+1, k)
+			if plain.Contains(q) != semi.Contains(q) {
+				t.Fatalf("f=%d: plain and semi-sorted disagree on probe %d", fb, k)
+			}
+		}
+		if plain.Count() != semi.Count() {
+			t.Fatalf("f=%d: counts %d, %d", fb, plain.Count(), semi.Count())
+		}
+	}
+}
+
+// TestStashDrains fills a filter until it fails, so that its stash is in
+// use, then deletes keys: the stash empties into freed slots and nothing is
+// lost.
+func TestStashDrains(t *testing.T) {
+	seed := dynSeed(t)
+	for _, c := range []Config{{FingerprintBits: 12}, {FingerprintBits: 9, SemiSort: true}, {FingerprintBits: 20}} {
+		c.Seed = seed
+		f, _ := New(2000, c)
+		n := fillUntilFull(t, f, seed)
+		if f.nstash != stashSize {
+			t.Fatalf("%s: stash holds %d at the first ErrFull", cfgName(c), f.nstash)
+		}
+		buf := make([]byte, 16)
+		deleted := map[uint64]bool{}
+		r := rand.New(rand.NewPCG(seed, 3))
+		for f.nstash > 0 {
+			k := r.Uint64N(uint64(n))
+			if deleted[k] {
+				continue
+			}
+			deleted[k] = true
+			if !f.Delete(dynKey(buf, seed, k)) {
+				t.Fatalf("%s: delete of key %d failed", cfgName(c), k)
+			}
+		}
+		t.Logf("%s: stash drained after %d deletes", cfgName(c), len(deleted))
+		for k := range uint64(n) {
+			if !deleted[k] && !f.Contains(dynKey(buf, seed, k)) {
+				t.Fatalf("%s: key %d lost", cfgName(c), k)
+			}
+		}
+	}
+}
+
+// TestReset empties a filter and leaves it as New made it.
+func TestReset(t *testing.T) {
+	f, _ := New(500, Config{FingerprintBits: 10, Seed: 5})
+	fresh, _ := f.MarshalBinary()
+	fillUntilFull(t, f, 1)
+	f.Reset()
+	if f.Count() != 0 || f.LoadFactor() != 0 || f.Contains(dynKey(make([]byte, 16), 1, 0)) {
+		t.Fatal("Reset left keys")
+	}
+	if got, _ := f.MarshalBinary(); string(got) != string(fresh) {
+		t.Fatal("Reset filter encodes differently from a new one")
+	}
+}
+
+// TestDeterministic: the same operations give the same bytes.
+func TestDeterministic(t *testing.T) {
+	var enc [2][]byte
+	for k := range enc {
+		f, _ := New(1000, Config{FingerprintBits: 11, SemiSort: true, Seed: 9})
+		fillUntilFull(t, f, 7)
+		enc[k], _ = f.MarshalBinary()
+	}
+	if string(enc[0]) != string(enc[1]) {
+		t.Fatal("two runs of the same inserts differ")
+	}
+}
+
+func TestAllocs(t *testing.T) {
+	f, _ := New(10000, Config{})
+	fillUntilFull(t, f, 3) // the eviction path's scratch is allocated
+	for i := range 100 {
+		f.Delete(dynKey(make([]byte, 16), 3, uint64(i)))
+	}
+	key := make([]byte, 16)
+	i := uint64(0)
+	if n := testing.AllocsPerRun(1000, func() {
+		dynKey(key, 3, i)
+		i++
+		f.Contains(key)
+		if f.Insert(key) == nil {
+			f.Delete(key)
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations per Contains/Insert/Delete", n)
+	}
+}
+
+// BenchmarkFilter times Insert into a filter of 2^20 keys' capacity (filled
+// to capacity, then reset), and Contains of held and absent keys and Delete
+// on one filled to capacity; keys are 16 bytes, hashing included.
+func BenchmarkFilter(b *testing.B) {
+	const n = 1 << 20
+	keys := make([]byte, 16*2*n) // n held keys, then n absent ones
+	for i := range uint64(2 * n) {
+		dynKey(keys[16*i:], 42, i)
+	}
+	key := func(i int) []byte { return keys[16*i : 16*i+16] }
+	for _, c := range []Config{{FingerprintBits: 12}, {FingerprintBits: 13, SemiSort: true}, {FingerprintBits: 16}} {
+		name := "n=1M/" + cfgName(c)
+		b.Run(name+"/op=insert", func(b *testing.B) {
+			f, _ := New(n, c)
+			i := 0
+			for b.Loop() {
+				if i == n {
+					f.Reset()
+					i = 0
+				}
+				if err := f.Insert(key(i)); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+		full, _ := New(n, c)
+		for i := range n {
+			full.Insert(key(i))
+		}
+		for _, pos := range []bool{true, false} {
+			b.Run(name+"/op=contains/present="+strconv.FormatBool(pos), func(b *testing.B) {
+				i, off := 0, 0
+				if !pos {
+					off = n
+				}
+				for b.Loop() {
+					full.Contains(key(off + i))
+					if i++; i == n {
+						i = 0
+					}
+				}
+			})
+		}
+		b.Run(name+"/op=delete+insert", func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				full.Delete(key(i))
+				full.Insert(key(i))
+				if i++; i == n {
+					i = 0
+				}
+			}
+		})
+	}
+}

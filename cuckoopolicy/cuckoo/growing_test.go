@@ -1,0 +1,260 @@
+package cuckoo
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestNewGrowingErrors(t *testing.T) {
+	for _, tc := range []struct {
+		capacity int
+		maxFPR   float64
+		cfg      Config
+	}{
+		{0, 0.01, Config{}}, {-5, 0.01, Config{}}, {10, 0, Config{}}, {10, -0.1, Config{}}, {10, 0.6, Config{}},
+		{10, math.NaN(), Config{}}, {10, 0.01, Config{FingerprintBits: 12}}, {10, 0.01, Config{MaxKicks: -1}},
+		{math.MaxInt, 0.01, Config{}},
+	} {
+		if g, err := NewGrowing(tc.capacity, tc.maxFPR, tc.cfg); !errors.Is(err, ErrConfig) || g != nil {
+			t.Errorf("NewGrowing(%d, %v, %+v) = %v, %v; want ErrConfig", tc.capacity, tc.maxFPR, tc.cfg, g, err)
+		}
+	}
+	var z Growing
+	if z.Contains([]byte("a")) || z.Delete([]byte("a")) || z.Count() != 0 || z.Stages() != 0 || z.FalsePositiveBound() != 0 {
+		t.Error("zero Growing is not empty")
+	}
+	if err := z.Insert([]byte("a")); err != ErrFull {
+		t.Errorf("Insert on a zero Growing: %v", err)
+	}
+	z.Reset()
+}
+
+// growOracle runs random inserts (new keys and copies) and deletes of held
+// keys on g against a multiset, across many stages, checking Count after
+// every step and every held key often: no key may ever be lost.
+func growOracle(t *testing.T, g *Growing, r *rand.Rand, stream uint64, ops int, grow float64) map[uint64]int {
+	t.Helper()
+	held := map[uint64]int{}
+	var keys []uint64
+	next := uint64(0)
+	buf := make([]byte, 16)
+	total := 0
+	for step := range ops {
+		switch x := r.Float64(); {
+		case x < grow || len(keys) == 0:
+			k := next
+			next++
+			if err := g.Insert(dynKey(buf, stream, k)); err != nil {
+				t.Fatalf("step %d: Insert: %v", step, err)
+			}
+			held[k]++
+			keys = append(keys, k)
+			total++
+		case x < grow+0.1:
+			k := keys[r.IntN(len(keys))]
+			if err := g.Insert(dynKey(buf, stream, k)); err != nil {
+				t.Fatalf("step %d: Insert: %v", step, err)
+			}
+			held[k]++
+			total++
+		default:
+			j := r.IntN(len(keys))
+			k := keys[j]
+			if !g.Delete(dynKey(buf, stream, k)) {
+				t.Fatalf("step %d: Delete of held key %d (%d copies) found nothing", step, k, held[k])
+			}
+			total--
+			if held[k]--; held[k] == 0 {
+				delete(held, k)
+				keys[j] = keys[len(keys)-1]
+				keys = keys[:len(keys)-1]
+			}
+		}
+		if g.Count() != total {
+			t.Fatalf("step %d: Count %d, oracle %d", step, g.Count(), total)
+		}
+		if step%256 == 0 || step == ops-1 {
+			for k := range held {
+				if !g.Contains(dynKey(buf, stream, k)) {
+					t.Fatalf("step %d (%d stages): key %d (%d copies) lost", step, g.Stages(), k, held[k])
+				}
+			}
+		}
+	}
+	return held
+}
+
+// TestGrowingOracle interleaves inserts, copies and deletes while the chain
+// grows through many stages, with a loose bound so that keys often match
+// stages they were not inserted into: the case where deleting from the first
+// stage that matches would delete another key.
+func TestGrowingOracle(t *testing.T) {
+	seed := dynSeed(t)
+	ops := 30000
+	if testing.Short() {
+		ops = 10000
+	}
+	for i, tc := range []struct {
+		maxFPR float64
+		cfg    Config
+	}{
+		{0.5, Config{}}, {0.3, Config{SemiSort: true}}, {0.05, Config{MaxKicks: 20}}, {0.001, Config{}},
+	} {
+		tc.cfg.Seed = seed + uint64(i)
+		g, err := NewGrowing(16, tc.maxFPR, tc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(seed, uint64(i)))
+		held := growOracle(t, g, r, seed+uint64(i), ops, 0.55)
+		extra := 0
+		for _, n := range g.extra {
+			extra += n
+		}
+		t.Logf("maxFPR %v: %d stages, %d keys held, %d copies counted in the side table, bound %.4g",
+			tc.maxFPR, g.Stages(), g.Count(), extra, g.FalsePositiveBound())
+		if g.FalsePositiveBound() > tc.maxFPR {
+			t.Errorf("maxFPR %v: bound %v exceeds it", tc.maxFPR, g.FalsePositiveBound())
+		}
+		// Emptying it removes everything, side table included.
+		buf := make([]byte, 16)
+		for k, n := range held {
+			for range n {
+				if !g.Delete(dynKey(buf, seed+uint64(i), k)) {
+					t.Fatalf("final delete of key %d failed", k)
+				}
+			}
+		}
+		if g.Count() != 0 || len(g.extra) != 0 {
+			t.Fatalf("after deleting everything: count %d, side table %d", g.Count(), len(g.extra))
+		}
+		for _, s := range g.stages {
+			if s.f.Count() != 0 {
+				t.Fatalf("after deleting everything a stage holds %d", s.f.Count())
+			}
+		}
+	}
+}
+
+// TestNaiveChainLosesKeys shows why Growing keeps a key's copies in the
+// first stage that matches it: a chain that inserts into the newest stage
+// and deletes from the first stage that matches loses keys under the same
+// operations.
+func TestNaiveChainLosesKeys(t *testing.T) {
+	var chain []*Filter
+	add := func() {
+		f, _ := New(16<<len(chain), Config{FingerprintBits: 4 + len(chain), Seed: uint64(len(chain))})
+		chain = append(chain, f)
+	}
+	add()
+	buf := make([]byte, 16)
+	r := rand.New(rand.NewPCG(1, 1))
+	held := map[uint64]bool{}
+	next := uint64(0)
+	for step := range 20000 {
+		if r.IntN(2) == 0 || len(held) == 0 {
+			k := dynKey(buf, 9, next)
+			if chain[len(chain)-1].Insert(k) != nil {
+				add()
+				chain[len(chain)-1].Insert(k)
+			}
+			held[next] = true
+			next++
+		} else {
+			for k := range held {
+				for _, f := range chain {
+					if f.Delete(dynKey(buf, 9, k)) {
+						break
+					}
+				}
+				delete(held, k)
+				break
+			}
+		}
+		for k := range held {
+			found := false
+			for _, f := range chain {
+				found = found || f.Contains(dynKey(buf, 9, k))
+			}
+			if !found {
+				t.Logf("the naive chain lost key %d at step %d", k, step)
+				return
+			}
+		}
+	}
+	t.Fatal("the naive chain lost no key; this test no longer shows the hazard")
+}
+
+// TestGrowingFPR grows a chain through several stages and measures its
+// false-positive rate against its bound.
+func TestGrowingFPR(t *testing.T) {
+	seed := dynSeed(t)
+	n, queries := 100000, 500000
+	if testing.Short() {
+		n, queries = 30000, 200000
+	}
+	for _, maxFPR := range []float64{0.01, 0.001} {
+		g, err := NewGrowing(1000, maxFPR, Config{Seed: seed, SemiSort: maxFPR < 0.005})
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 16)
+		for i := range uint64(n) {
+			if err := g.Insert(dynKey(buf, seed, i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fp := 0
+		for i := range uint64(queries) {
+			if g.Contains(dynKey(buf, ^seed, i)) {
+				fp++
+			}
+		}
+		got := float64(fp) / float64(queries)
+		bound := g.FalsePositiveBound()
+		sd := math.Sqrt(bound * (1 - bound) / float64(queries))
+		t.Logf("maxFPR %v: %d keys, %d stages, fpr %.4f%%, bound now %.4f%%", maxFPR, n, g.Stages(), 100*got, 100*bound)
+		if bound > maxFPR || got > bound+4*sd {
+			t.Errorf("maxFPR %v: fpr %v, bound %v", maxFPR, got, bound)
+		}
+		for i := range uint64(n) {
+			if !g.Contains(dynKey(buf, seed, i)) {
+				t.Fatalf("key %d lost", i)
+			}
+		}
+	}
+}
+
+// TestGrowingLimit: a bound so tight that stages soon need more than 32
+// fingerprint bits ends in ErrFull, with every key still there.
+func TestGrowingLimit(t *testing.T) {
+	g, err := NewGrowing(8, 1e-8, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	i := uint64(0)
+	for ; ; i++ {
+		if err := g.Insert(dynKey(buf, 1, i)); err != nil {
+			if !errors.Is(err, ErrFull) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	t.Logf("ErrFull after %d keys in %d stages", i, g.Stages())
+	for k := range i {
+		if !g.Contains(dynKey(buf, 1, k)) {
+			t.Fatalf("key %d lost", k)
+		}
+	}
+	if g.Count() != int(i) {
+		t.Fatalf("count %d, want %d", g.Count(), i)
+	}
+	g.Reset()
+	if g.Count() != 0 || g.Stages() != 1 || g.Contains(dynKey(buf, 1, 0)) {
+		t.Fatal("Reset left keys or stages")
+	}
+}
