@@ -21,7 +21,9 @@ func mix(h, seed uint64) uint64 {
 }
 
 // remix derives a second value from a mixed hash: its high half gives the
-// fingerprint and its low half the static filter's second bucket.
+// fingerprint and its low half the static filter's second bucket. It is one
+// multiply, so its input must already be well mixed (a mix output): on small
+// or structured integers its outputs fall on a lattice.
 func remix(x uint64) uint64 { return x * 0xc4ceb9fe1a85ec53 }
 
 // reduce maps x to [0, m) without division: the high word of x*m.

@@ -3,7 +3,6 @@ package cuckoo
 import (
 	"encoding/binary"
 	"math"
-	"math/bits"
 )
 
 // Static is a read-only view of a static filter's packed table, as Build
@@ -100,6 +99,12 @@ func lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
 	p1, p2 := i1*bb, i2*bb
 	w1 := binary.LittleEndian.Uint64(data[p1>>3:]) >> (p1 & 7)
 	w2 := binary.LittleEndian.Uint64(data[p2>>3:]) >> (p2 & 7)
+	return probe(w1, w2, fp, f, semi)
+}
+
+// probe reports whether either of two fast buckets (4f <= 64), as loaded
+// and shifted down to bit 0, holds fp. Bits above a bucket are ignored.
+func probe(w1, w2 uint64, fp uint32, f uint, semi bool) bool {
 	if semi && f > 4 {
 		// Match the (f-4)-bit remainders and the decoded low nibbles
 		// separately, each as a mask of slots, without branches.
@@ -131,7 +136,9 @@ func lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
 		return z1&s1|z2&s2 != 0
 	}
 	if semi {
-		return semiHas(w1, fp, f) || semiHas(w2, fp, f)
+		// f = 4: a bucket is its 12-bit code alone.
+		nib := uint16(fp & 15)
+		return hasNibble(decodeTable[w1&0xfff], nib) || hasNibble(decodeTable[w2&0xfff], nib)
 	}
 	f &= 63
 	ones := uint64(1) | 1<<f | 1<<((2*f)&63) | 1<<((3*f)&63)
@@ -143,55 +150,6 @@ func lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
 	return ((x1-ones)&^x1|(x2-ones)&^x2)&highs != 0
 }
 
-const (
-	ones16  = 0x0001000100010001
-	highs16 = 0x8000800080008000
-)
-
-// semiHas reports whether the semi-sorted bucket w (12-bit code, then four
-// (f-4)-bit remainders; bits above them are ignored) holds fp, for
-// 4 <= f <= 16. It finds the slots whose remainder equals fp's high bits with
-// an exact SWAR zero test, and decodes the nibbles only for those.
-func semiHas(w uint64, fp uint32, f uint) bool {
-	r := f - 4
-	n := decodeTable[w&0xfff]
-	nib := uint16(fp & 15)
-	if r == 0 {
-		return hasNibble(n, nib)
-	}
-	onesR := uint64(1) | 1<<r | 1<<(2*r) | 1<<(3*r)
-	highR := onesR << (r - 1)
-	lowR := onesR * (1<<r - 1) &^ highR
-	x := (w>>12 ^ uint64(fp>>4)*onesR) & (onesR * (1<<r - 1))
-	z := ^((x&lowR + lowR) | x | lowR) & highR // top bit of each lane equal to fp>>4
-	if z&(z-1) == 0 {
-		if z == 0 {
-			return false
-		}
-		j := laneOf[r][bits.TrailingZeros64(z)]
-		return n>>(4*j)&15 == nib
-	}
-	for ; z != 0; z &= z - 1 {
-		if n>>(4*laneOf[r][bits.TrailingZeros64(z)])&15 == nib {
-			return true
-		}
-	}
-	return false
-}
-
-// nibbleAt reports whether, for some lane of the semi-sorted bucket w marked
-// in z (the top bit of each lane whose remainder matched), the slot's low
-// nibble is nib.
-func nibbleAt(w, z uint64, nib uint16, r uint) bool {
-	n := decodeTable[w&0xfff]
-	for ; z != 0; z &= z - 1 {
-		if n>>(4*laneOf[r][bits.TrailingZeros64(z)])&15 == nib {
-			return true
-		}
-	}
-	return false
-}
-
 // hasNibble reports whether any of the four nibbles of n equals nib.
 func hasNibble(n, nib uint16) bool {
 	x := n ^ nib*0x1111
@@ -199,32 +157,6 @@ func hasNibble(n, nib uint16) bool {
 }
 
 // nibbleSlots[c] holds, in bits 4n..4n+3, the slots of semi-sorted code c
-// whose low nibble is n (32 KB).
-// It is filled with decodeTable, in semisort.go.
+// whose low nibble is n (32 KB). It is filled with decodeTable, in
+// semisort.go.
 var nibbleSlots [1 << 12]uint64
-
-// laneOf[r][b] is the lane of bit b in four r-bit lanes.
-var laneOf [13][64]uint8
-
-func init() {
-	for r := 1; r < len(laneOf); r++ {
-		for b := 0; b < 64; b++ {
-			laneOf[r][b] = uint8(min(b/r, 3))
-		}
-	}
-}
-
-// expand turns a semi-sorted bucket (12-bit code, then four (f-4)-bit
-// remainders; bits above them are ignored) into four f-bit lanes, slot j in
-// bits j*f..j*f+f-1. It requires 4 <= f <= 16.
-func expand(w uint64, f uint) uint64 {
-	r := f - 4
-	rm := uint64(1)<<r - 1
-	n := uint64(decodeTable[w&0xfff])
-	rem := w >> 12
-	out := n&15 | (rem&rm)<<4
-	out |= (n>>4&15 | (rem>>r&rm)<<4) << f
-	out |= (n>>8&15 | (rem>>(2*r)&rm)<<4) << (2 * f)
-	out |= (n>>12 | (rem>>(3*r)&rm)<<4) << (3 * f)
-	return out
-}

@@ -76,8 +76,9 @@ func TestSemiSortEveryCodeEveryWidth(t *testing.T) {
 					t.Fatalf("f=%d code %d: contains(%x) false", f, c, fp)
 				}
 				if fp != 0 && f <= 16 {
-					if !semiHas(tb.rawWord(uint64(c)), fp, f) {
-						t.Fatalf("f=%d code %d: semiHas(%x) false", f, c, fp)
+					w := tb.rawWord(uint64(c))
+					if !probe(w, w, fp, f, true) {
+						t.Fatalf("f=%d code %d: probe(%x) false", f, c, fp)
 					}
 				}
 			}

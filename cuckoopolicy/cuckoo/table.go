@@ -153,29 +153,14 @@ func (t *table) setBucket(i uint64, s [4]uint32) {
 	}
 }
 
-// word returns bucket i of a fast table as four f-bit lanes, slot j in bits
-// j*f..j*f+f-1 (a semi-sorted bucket is expanded to that layout).
-func (t *table) word(i uint64) uint64 {
-	pos := i * uint64(t.bucketBits)
-	w := t.load(pos>>3) >> (pos & 7) & t.bmask
-	if t.semi {
-		w = expand(w, t.f)
-	}
-	return w
-}
-
-// hasFP reports whether any f-bit lane of w equals fp.
-func (t *table) hasFP(w uint64, fp uint32) bool {
-	x := (w ^ uint64(fp)*t.ones) & t.lmask
-	return (x-t.ones)&^x&t.highs != 0
-}
-
 // contains reports whether bucket i1 or i2 holds fp. Both buckets are loaded
 // before either is compared, so their cache misses overlap.
 func (t *table) contains(i1, i2 uint64, fp uint32) bool {
 	if t.fast {
-		w1, w2 := t.word(i1), t.word(i2)
-		return t.hasFP(w1, fp) || t.hasFP(w2, fp)
+		p1, p2 := i1*uint64(t.bucketBits), i2*uint64(t.bucketBits)
+		w1 := t.load(p1>>3) >> (p1 & 7)
+		w2 := t.load(p2>>3) >> (p2 & 7)
+		return probe(w1, w2, fp, t.f, t.semi)
 	}
 	return t.containsSlow(i1, i2, fp)
 }
