@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReportTiny runs every section of the report at a size of seconds so
+// the report keeps working.
+func TestReportTiny(t *testing.T) {
+	out := t.TempDir()
+	r, err := Run(Tiny(), out, nil, "go test ./bench -run TestReportTiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "REPORT.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"## Targets", "## 1. Load", "## 2. False-positive", "## 3. Lookup",
+		"## 4. Build", "## 5. Read amplification", "## 6. Seed systems"} {
+		if !strings.Contains(string(md), s) {
+			t.Errorf("REPORT.md lacks %q", s)
+		}
+	}
+	for _, png := range []string{"load.png", "fpr.png", "lookup_in-cache.png", "lookup_beyond-cache.png"} {
+		if st, err := os.Stat(filepath.Join(out, png)); err != nil || st.Size() == 0 {
+			t.Errorf("plot %s: %v", png, err)
+		}
+	}
+	if r.Lookup != nil && len(r.Lookup.FalseNegatives) > 0 {
+		t.Errorf("false negatives: %v", r.Lookup.FalseNegatives)
+	}
+	if len(r.Targets()) != 6 {
+		t.Errorf("%d targets", len(r.Targets()))
+	}
+}
+
+// TestCuckooBloomNoFalseNegatives fills Mun-Lim filters far past any
+// sensible load (wildcards appear) and checks every member is found, and
+// that the FPR of a roomy filter is far below 1.
+func TestCuckooBloomNoFalseNegatives(t *testing.T) {
+	for _, tc := range []struct {
+		bitsPerKey float64
+		f, k       int
+	}{{5, 2, 1}, {5, 4, 1}, {5, 3, 2}, {2, 4, 3}, {12, 8, 2}, {30, 16, 1}, {24, 8, 1}, {40, 8, 2}} {
+		const n = 20000
+		g := KeyGen{Seed: uint64(tc.f*100 + tc.k), Width: ShortKeyLen}
+		cb, err := NewCuckooBloom(tc.bitsPerKey*n, tc.f, tc.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.First(n).Each(cb.Add)
+		g.First(n).Each(func(k []byte) {
+			if !cb.Contains(k) {
+				t.Fatalf("bits=%v f=%d k=%d: false negative for %x", tc.bitsPerKey, tc.f, tc.k, k)
+			}
+		})
+		if tc.bitsPerKey >= 24 { // loads below 1/2: few wildcards
+			fp := 0
+			KeyGen{Seed: 99, Width: ShortKeyLen}.First(n).Each(func(k []byte) {
+				if cb.Contains(k) {
+					fp++
+				}
+			})
+			if rate := float64(fp) / n; rate > 0.05 {
+				t.Errorf("bits=%v f=%d k=%d: FPR %.4f", tc.bitsPerKey, tc.f, tc.k, rate)
+			}
+		}
+	}
+	if _, err := NewCuckooBloom(100, 1, 1); err == nil {
+		t.Error("f=1 accepted")
+	}
+}
+
+// TestSimulateLoadPaper checks the simulation against the paper's Table 2 at
+// a small size, where loads are a little lower than at 2^25 buckets.
+func TestSimulateLoadPaper(t *testing.T) {
+	if got := SimulateLoad(14, 12, 500, 1, nil); got < 0.93 || got > 0.99 {
+		t.Errorf("f=12: load %.4f, want about 0.958", got)
+	}
+	if got := SimulateLoad(14, 2, 500, 1, nil); got > 0.4 {
+		t.Errorf("f=2: load %.4f, want about 0.18", got)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	g := KeyGen{Seed: 5, Width: LongKeyLen}
+	s := g.Set(3, 10)
+	if s.Len() != 10 || string(s.At(2)) != string(g.Key(5)) {
+		t.Fatal("Set and Key disagree")
+	}
+	if !strings.HasPrefix(string(g.Key(0)), string(longPrefix)) {
+		t.Error("long keys lack the prefix")
+	}
+	q, pos := Mixed(KeyGen{Seed: 1, Width: 16}, 100, KeyGen{Seed: 2, Width: 16}, 1000, 0.25, 3)
+	if q.Len() != 1000 || pos != 250 {
+		t.Fatalf("Mixed: %d queries, %d positive", q.Len(), pos)
+	}
+	if math.Abs(IdealBloomFPR(10)-0.0082) > 0.0002 {
+		t.Errorf("ideal bloom at 10 bits: %v", IdealBloomFPR(10))
+	}
+}

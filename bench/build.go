@@ -1,0 +1,134 @@
+package bench
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	pbloom "github.com/cockroachdb/pebble/v2/bloom"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+)
+
+// BuildPoint is the cost of building one filter.
+type BuildPoint struct {
+	Kind          string
+	KeyLen        int
+	Keys          int
+	KeysPerSec    float64
+	NsPerKey      float64
+	AllocPerKey   float64 // runtime.MemStats.TotalAlloc delta / keys, output included; the most of any build
+	WarmAlloc     float64 // the least of any build (pools and reused buffers warm)
+	TempPerKey    float64 // AllocPerKey less the output filter's bytes per key
+	OutBitsPerKey float64
+}
+
+// BuildResult is the build experiment.
+type BuildResult struct{ Points []BuildPoint }
+
+// Get returns the point for (kind, key length).
+func (r *BuildResult) Get(kind string, keyLen int) (BuildPoint, bool) {
+	for _, p := range r.Points {
+		if p.Kind == kind && p.KeyLen == keyLen {
+			return p, true
+		}
+	}
+	return BuildPoint{}, false
+}
+
+// BuildKinds are the filters whose build cost is measured.
+func BuildKinds() []Kind {
+	return []Kind{
+		PolicyKind("cuckoo FilterPolicy(10)", cuckoopolicy.FilterPolicy(10)),
+		PolicyKind("pebble bloom(10)", pbloom.FilterPolicy(10)),
+		PolicyKind("cuckoo FilterPolicy(16)", cuckoopolicy.FilterPolicy(16)),
+		PolicyKind("pebble bloom(16)", pbloom.FilterPolicy(16)),
+		PolicyKind("cuckoo plain Policy{f=12}", cuckoopolicy.Policy{FingerprintBits: 12}),
+		FuseKind[uint8]("binary fuse 8 (incl. xxhash of keys)"),
+	}
+}
+
+// MeasureBuild times filter builds over keys held in one flat buffer (so key
+// generation is not timed) and measures the bytes allocated meanwhile:
+// runtime.MemStats.TotalAlloc after minus before, divided by the keys. It
+// counts every allocation of the build, freed or not, including the output;
+// TempPerKey subtracts the output. It is an upper bound on the peak temporary
+// memory, which is what a compaction pays. Five builds of each kind run
+// interleaved; the fastest time is kept, and the most bytes allocated (the
+// first build, before pools and buffers are warm) beside the least.
+func MeasureBuild(c Config, pr *progress) (*BuildResult, error) {
+	r := &BuildResult{}
+	for _, width := range []int{ShortKeyLen, LongKeyLen} {
+		n := c.BuildKeys
+		if width > ShortKeyLen {
+			n = max(1, n/4) // long keys: a quarter of the keys, same order of bytes
+		}
+		keys := KeyGen{Seed: c.Seed*1000 + 31, Width: width}.Set(0, n)
+		kinds := append(BuildKinds(),
+			dynamicBuildKind("cuckoo.Filter Insert (f=12)", DynConfig{FingerprintBits: 12}),
+			dynamicBuildKind("cuckoo.Filter Insert (f=13 semi-sorted)", DynConfig{FingerprintBits: 13, SemiSort: true}))
+		best := make([]BuildPoint, len(kinds))
+		for rep := range 5 { // interleaved, so noise spreads over all kinds
+			for i, k := range kinds {
+				pr.Stage("build %d/5: %s, %d keys of %d bytes", rep+1, k.Name, n, width)
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				start := time.Now()
+				f, err := k.Build(keys)
+				el := time.Since(start)
+				runtime.ReadMemStats(&after)
+				if err != nil {
+					return nil, fmt.Errorf("build %s: %w", k.Name, err)
+				}
+				alloc := float64(after.TotalAlloc-before.TotalAlloc) / float64(n)
+				p := BuildPoint{Kind: k.Name, KeyLen: width, Keys: n,
+					NsPerKey:      float64(el.Nanoseconds()) / float64(n),
+					KeysPerSec:    float64(n) / el.Seconds(),
+					AllocPerKey:   alloc,
+					TempPerKey:    alloc - float64(f.Bytes())/float64(n),
+					OutBitsPerKey: 8 * float64(f.Bytes()) / float64(n)}
+				if rep == 0 {
+					best[i] = p
+					best[i].WarmAlloc = alloc
+					continue
+				}
+				if p.NsPerKey < best[i].NsPerKey {
+					best[i].NsPerKey, best[i].KeysPerSec = p.NsPerKey, p.KeysPerSec
+				}
+				if alloc > best[i].AllocPerKey {
+					best[i].AllocPerKey, best[i].TempPerKey = alloc, p.TempPerKey
+				}
+				best[i].WarmAlloc = min(best[i].WarmAlloc, alloc)
+			}
+		}
+		r.Points = append(r.Points, best...)
+	}
+	return r, nil
+}
+
+// dynamicBuildKind inserts every key into a cuckoo.Filter of capacity n.
+func dynamicBuildKind(name string, cfg DynConfig) Kind {
+	return Kind{Name: name, Build: func(keys Keys) (Filter, error) {
+		d, err := newDynamic(keys.Len(), cfg)
+		if err != nil {
+			return nil, err
+		}
+		keys.Each(func(k []byte) {
+			if err == nil {
+				err = d.Insert(k)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		return dynAsFilter{d}, nil
+	}}
+}
+
+// dynAsFilter presents a dynamic filter as a Filter.
+type dynAsFilter struct{ d dynFilter }
+
+func (f dynAsFilter) Contains(key []byte) bool { return f.d.Contains(key) }
+func (f dynAsFilter) Count(q *KeySet) int      { return countGeneric(f, q) }
+func (f dynAsFilter) Bytes() int               { return int(f.d.bits() / 8) }

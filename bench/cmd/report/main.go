@@ -1,0 +1,69 @@
+// Command report measures the cuckoo filter policy against Pebble's bloom
+// filter and other filters and writes DIR/REPORT.md with PNG plots.
+//
+//	go run ./bench/cmd/report -quick -out /tmp/report   # about 5 minutes on 2 cores
+//	go run ./bench/cmd/report -out /tmp/report          # the paper's scale: hours
+//
+// A progress line goes to stderr during long phases.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "report:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	quick := fs.Bool("quick", false, "a run of about five minutes on two cores")
+	tiny := fs.Bool("tiny", false, "a run of seconds, for smoke tests")
+	out := fs.String("out", "", "directory for REPORT.md and the plots (required)")
+	only := fs.String("only", "", "comma-separated sections to run: "+strings.Join(bench.Sections, ","))
+	seed := fs.Uint64("seed", 1, "seed of every key set")
+	loadRuns := fs.Int("loadruns", 0, "runs per fingerprint size in the load table (0: the mode's)")
+	loadLog := fs.Int("loadbuckets", 0, "log2 of the load table's buckets (0: the mode's)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("need -out DIR and no arguments")
+	}
+	c := bench.Full()
+	switch {
+	case *tiny:
+		c = bench.Tiny()
+	case *quick:
+		c = bench.Quick()
+	}
+	c.Seed = *seed
+	if *loadRuns > 0 {
+		c.LoadRuns = *loadRuns
+	}
+	if *loadLog > 0 {
+		c.LoadLogBuckets = *loadLog
+	}
+	c.Progress = stderr
+	var sections []string
+	if *only != "" {
+		sections = strings.Split(*only, ",")
+	}
+	cmd := "go run ./bench/cmd/report"
+	if len(args) > 0 {
+		cmd += " " + strings.Join(args, " ")
+	}
+	_, err := bench.Run(c, *out, sections, cmd)
+	return err
+}

@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// Config sizes every experiment. Tiny, Quick and Full are the presets the
+// report command offers; fields can be changed one by one.
+type Config struct {
+	Mode string // "tiny", "quick" or "full": printed in the report
+	Seed uint64
+
+	// Load factor table (the paper's Table 2).
+	LoadLogBuckets int // table size 2^LoadLogBuckets buckets
+	LoadRuns       int // runs per fingerprint size, averaged
+	LoadMaxKicks   int
+	LoadStaticRuns int // runs of the static builder (deterministic per key set)
+
+	// False-positive rate against bits per key (Figure 2).
+	FPRKeys    int
+	FPRQueries int
+	FPRMinBits int
+	FPRMaxBits int
+
+	// Lookup time against the share of positive queries (Figure 3).
+	LookupBits       int // budget of the compared filters
+	LookupSmallKeys  int // keys of the in-cache filter
+	LookupLargeKeys  int // keys of the beyond-cache filter
+	LookupQueries    int // queries per pass, in one flat buffer
+	LookupReps       int // timed passes per filter and p (fastest kept)
+	LookupMinTime    time.Duration
+	LookupPositiveps []float64
+
+	// Build throughput and temporary memory.
+	BuildKeys int
+
+	// Read amplification in a Pebble database.
+	RATables       int // overlapping L0 tables
+	RAKeysPerTable int // keys per table
+	RAGets         int // Gets per measurement
+	RABudgets      []int
+
+	// Peers at equal memory.
+	PeerKeys       int
+	PeerQueries    int
+	PeerOver       float64 // inserts past capacity, as a share of capacity
+	CBFLogSizes    []int   // |S| = 2^x for the Mun-Lim table
+	CBFRuns        int
+	CBFBitsPerItem float64
+
+	// Progress, if not nil, receives a progress line during long phases.
+	Progress io.Writer
+}
+
+// Tiny is a seconds-long configuration for smoke tests.
+func Tiny() Config {
+	return Config{
+		Mode: "tiny", Seed: 1,
+		LoadLogBuckets: 10, LoadRuns: 2, LoadMaxKicks: 500, LoadStaticRuns: 1,
+		FPRKeys: 4000, FPRQueries: 20000, FPRMinBits: 8, FPRMaxBits: 12,
+		LookupBits: 12, LookupSmallKeys: 4000, LookupLargeKeys: 20000, LookupQueries: 10000,
+		LookupReps: 1, LookupMinTime: time.Millisecond, LookupPositiveps: []float64{0, 1},
+		BuildKeys: 10000,
+		RATables:  3, RAKeysPerTable: 500, RAGets: 200, RABudgets: []int{10},
+		PeerKeys: 4000, PeerQueries: 20000, PeerOver: 1, CBFLogSizes: []int{10}, CBFRuns: 1, CBFBitsPerItem: 5,
+	}
+}
+
+// Quick finishes in about five minutes on two cores.
+func Quick() Config {
+	return Config{
+		Mode: "quick", Seed: 1,
+		LoadLogBuckets: 18, LoadRuns: 3, LoadMaxKicks: 500, LoadStaticRuns: 3,
+		FPRKeys: 1 << 18, FPRQueries: 4_000_000, FPRMinBits: 4, FPRMaxBits: 24,
+		LookupBits: 12, LookupSmallKeys: 600_000, LookupLargeKeys: 40_000_000, LookupQueries: 1 << 18,
+		LookupReps: 7, LookupMinTime: 50 * time.Millisecond,
+		LookupPositiveps: []float64{0, 0.25, 0.5, 0.75, 1},
+		BuildKeys:        1_000_000,
+		RATables:         8, RAKeysPerTable: 20_000, RAGets: 5_000, RABudgets: []int{6, 8, 10, 12, 16},
+		PeerKeys: 1 << 18, PeerQueries: 2_000_000, PeerOver: 0.1, CBFLogSizes: []int{13, 15, 17}, CBFRuns: 3, CBFBitsPerItem: 5,
+	}
+}
+
+// Full works at the paper's scale: 2^25 buckets for the load table, filters
+// of about 200 MB for lookups. It takes hours on two cores.
+func Full() Config {
+	c := Quick()
+	c.Mode = "full"
+	c.LoadLogBuckets, c.LoadRuns, c.LoadStaticRuns = 25, 10, 3
+	c.FPRKeys, c.FPRQueries = 1_000_000, 100_000_000
+	c.LookupSmallKeys, c.LookupLargeKeys, c.LookupQueries = 600_000, 130_000_000, 1<<22
+	c.LookupReps, c.LookupMinTime = 5, 500*time.Millisecond
+	c.LookupPositiveps = []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}
+	c.BuildKeys = 10_000_000
+	c.RAKeysPerTable, c.RAGets = 100_000, 50_000
+	c.PeerKeys, c.PeerQueries, c.CBFRuns = 1<<20, 20_000_000, 10
+	return c
+}
+
+// progress prints a throttled progress line.
+type progress struct {
+	w     io.Writer
+	tty   bool
+	start time.Time
+	last  time.Time
+	stage string
+}
+
+func newProgress(w io.Writer) *progress {
+	p := &progress{w: w, start: time.Now()}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+// Stage starts a phase: always printed.
+func (p *progress) Stage(format string, args ...any) {
+	if p == nil || p.w == nil {
+		return
+	}
+	p.stage = fmt.Sprintf(format, args...)
+	p.print(p.stage, true)
+}
+
+// Tick prints a detail of the current stage at most every two seconds.
+func (p *progress) Tick(format string, args ...any) {
+	if p == nil || p.w == nil || time.Since(p.last) < 2*time.Second {
+		return
+	}
+	p.print(p.stage+": "+fmt.Sprintf(format, args...), false)
+}
+
+func (p *progress) print(s string, stage bool) {
+	p.last = time.Now()
+	line := fmt.Sprintf("[%6.1fs] %s", time.Since(p.start).Seconds(), s)
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		if stage {
+			fmt.Fprintln(p.w)
+		}
+		return
+	}
+	fmt.Fprintln(p.w, line)
+}

@@ -1,0 +1,159 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+
+	pbloom "github.com/cockroachdb/pebble/v2/bloom"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+)
+
+// Series names shared by the experiments and the report.
+const (
+	SeriesCuckoo      = "cuckoo FilterPolicy(B)" // semi-sorted, budgeted: the drop-in
+	SeriesCuckooPlain = "cuckoo plain Policy{f}"
+	SeriesCuckooSemi  = "cuckoo semi-sorted Policy{f}"
+	SeriesPebbleBloom = "pebble bloom(B)"
+	SeriesStdBloom    = "standard bloom"
+	SeriesIdealBloom  = "ideal bloom (formula)"
+	SeriesFuse8       = "binary fuse 8"
+	SeriesFuse16      = "binary fuse 16"
+	SeriesBound       = "log2(1/eps) bound"
+)
+
+// FPRPoint is one filter's measured space and false-positive rate.
+type FPRPoint struct {
+	Series     string
+	Param      string  // "B=10", "f=12"
+	X          int     // the swept parameter (budget or fingerprint bits)
+	BitsPerKey float64 // 8*len(filter)/keys, measured
+	FPR        float64 // hits/queries over non-members
+	Hits       int
+	Queries    int
+	Info       string // Inspect's view of a cuckoo block
+}
+
+// FPRResult is the false-positive experiment.
+type FPRResult struct {
+	Keys, Queries int
+	Points        []FPRPoint
+	Headline      []FPRPoint // the paper's headline configurations
+}
+
+// Find returns the point of a series with parameter x.
+func (r *FPRResult) Find(series string, x int) (FPRPoint, bool) {
+	for _, p := range r.Points {
+		if p.Series == series && p.X == x {
+			return p, true
+		}
+	}
+	return FPRPoint{}, false
+}
+
+// MeasureFPR sweeps bits per key for every filter kind on the same keys and
+// the same non-member queries.
+func MeasureFPR(c Config, pr *progress) (*FPRResult, error) {
+	members := KeyGen{Seed: c.Seed*1000 + 1, Width: ShortKeyLen}
+	absent := KeyGen{Seed: c.Seed*1000 + 2, Width: ShortKeyLen}
+	n, q := c.FPRKeys, c.FPRQueries
+	r := &FPRResult{Keys: n, Queries: q}
+
+	measure := func(series, param string, x int, k Kind) error {
+		pr.Tick("%s %s", series, param)
+		f, err := k.Build(members.First(n))
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", series, param, err)
+		}
+		hits := CountStream(f, absent, q)
+		p := FPRPoint{Series: series, Param: param, X: x,
+			BitsPerKey: 8 * float64(f.Bytes()) / float64(n),
+			FPR:        float64(hits) / float64(q), Hits: hits, Queries: q}
+		if cb, ok := f.(CuckooBlock); ok {
+			p.Info = inspectString(cb)
+		}
+		r.Points = append(r.Points, p)
+		return nil
+	}
+
+	pr.Stage("fpr: %d keys, %d non-member queries per filter, %d..%d bits/key", n, q, c.FPRMinBits, c.FPRMaxBits)
+	for b := c.FPRMinBits; b <= c.FPRMaxBits; b++ {
+		param := fmt.Sprintf("B=%d", b)
+		if err := measure(SeriesCuckoo, param, b, PolicyKind("cuckoo", cuckoopolicy.FilterPolicy(b))); err != nil {
+			return nil, err
+		}
+		if err := measure(SeriesPebbleBloom, param, b, PolicyKind("bloom", pbloom.FilterPolicy(b))); err != nil {
+			return nil, err
+		}
+		if err := measure(SeriesStdBloom, param, b, StdBloomKind(float64(b))); err != nil {
+			return nil, err
+		}
+		r.Points = append(r.Points, FPRPoint{Series: SeriesIdealBloom, Param: param, X: b,
+			BitsPerKey: float64(b), FPR: IdealBloomFPR(float64(b))})
+		// Plain buckets hold f bits a key at load ~1, semi-sorted f-1: sweep
+		// f so that both cover the same range of bits per key.
+		if f := b; f >= 4 {
+			if err := measure(SeriesCuckooPlain, fmt.Sprintf("f=%d", f), f,
+				PolicyKind("plain", cuckoopolicy.Policy{FingerprintBits: f})); err != nil {
+				return nil, err
+			}
+		}
+		if f := b + 1; f >= 5 {
+			if err := measure(SeriesCuckooSemi, fmt.Sprintf("f=%d", f), f,
+				PolicyKind("semi", cuckoopolicy.Policy{FingerprintBits: f, SemiSort: true})); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := measure(SeriesFuse8, "8-bit", 8, FuseKind[uint8]("fuse8")); err != nil {
+		return nil, err
+	}
+	if err := measure(SeriesFuse16, "16-bit", 16, FuseKind[uint16]("fuse16")); err != nil {
+		return nil, err
+	}
+	for b := c.FPRMinBits; b <= c.FPRMaxBits; b++ {
+		eps := math.Pow(2, -float64(b))
+		r.Points = append(r.Points, FPRPoint{Series: SeriesBound, Param: fmt.Sprintf("eps=2^-%d", b), X: b,
+			BitsPerKey: float64(b), FPR: eps})
+	}
+
+	// The paper's headline: 12-bit fingerprints (12.53 bits/item, 0.19%),
+	// semi-sorted 13-bit (12.57, 0.09%), bloom at 13 bits/item (0.20%). At
+	// the builder's default load, at the paper's 95.5% and at 97.5%; and the
+	// budgeted FilterPolicy(13).
+	pr.Stage("fpr: headline configurations")
+	head := []struct {
+		series, param string
+		k             Kind
+	}{
+		{SeriesCuckooPlain, "f=12", PolicyKind("", cuckoopolicy.Policy{FingerprintBits: 12})},
+		{SeriesCuckooPlain, "f=12, load 0.955", PolicyKind("", cuckoopolicy.Policy{FingerprintBits: 12, LoadFactor: 0.955})},
+		{SeriesCuckooSemi, "f=13", PolicyKind("", cuckoopolicy.Policy{FingerprintBits: 13, SemiSort: true})},
+		{SeriesCuckooSemi, "f=13, load 0.955", PolicyKind("", cuckoopolicy.Policy{FingerprintBits: 13, SemiSort: true, LoadFactor: 0.955})},
+		{SeriesCuckooSemi, "f=13, load 0.975", PolicyKind("", cuckoopolicy.Policy{FingerprintBits: 13, SemiSort: true, LoadFactor: 0.975})},
+		{SeriesCuckoo, "B=13", PolicyKind("", cuckoopolicy.FilterPolicy(13))},
+		{SeriesPebbleBloom, "B=13", PolicyKind("", pbloom.FilterPolicy(13))},
+		{SeriesStdBloom, "13 bits", StdBloomKind(13)},
+	}
+	save := r.Points
+	r.Points = nil
+	for _, h := range head {
+		if err := measure(h.series, h.param, 0, h.k); err != nil {
+			return nil, err
+		}
+	}
+	r.Headline, r.Points = r.Points, save
+	return r, nil
+}
+
+func inspectString(b []byte) string {
+	in, err := cuckoopolicy.Inspect(b)
+	if err != nil {
+		return "inspect: " + err.Error()
+	}
+	s := fmt.Sprintf("f=%d load=%.3f", in.FingerprintBits, in.LoadFactor)
+	if in.SemiSorted {
+		s += " semi"
+	}
+	return s
+}

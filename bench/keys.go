@@ -1,0 +1,146 @@
+// Package bench measures the cuckoo filter policy against Pebble's bloom
+// filter and other filters: false-positive rate against space, lookup time,
+// build cost, load factors, read amplification in a real Pebble database, and
+// peer implementations. The report command (bench/cmd/report) turns the
+// measurements into tables and plots; the Go benchmarks in this package give
+// benchstat-friendly numbers for the hot paths.
+//
+// Keys are never allocated one by one: a KeyGen derives key i of a set from a
+// seed, so a billion-key filter can be built without holding its keys, and a
+// KeySet holds query keys back to back in one flat buffer.
+package bench
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+)
+
+// Key widths used throughout: 16-byte random keys, as Pebble's own filter
+// benchmarks use, and long keys that share a prefix, as table keys do.
+const (
+	ShortKeyLen = 16
+	LongKeyLen  = 128
+)
+
+// longPrefix starts every long key: long keys in a database share prefixes,
+// and a filter must hash all of the key anyway.
+var longPrefix = []byte("/pebble-cuckoo/bench/table/0042/index/0001/")
+
+// KeyGen derives keys from a seed: key i is a fixed function of (Seed, i).
+// Two generators with different seeds give disjoint sets (up to 2^-128
+// collisions for 16-byte keys), so one is the members and the other the
+// non-members. The zero value gives 0-byte keys; set Width.
+type KeyGen struct {
+	Seed  uint64
+	Width int
+}
+
+// Put writes key i into dst, which must have len(dst) == g.Width.
+func (g KeyGen) Put(dst []byte, i uint64) {
+	n := 0
+	if g.Width > ShortKeyLen {
+		n = copy(dst, longPrefix[:min(len(longPrefix), g.Width-ShortKeyLen)])
+	}
+	s := g.Seed ^ (i * 0x9e3779b97f4a7c15)
+	for ; n+8 <= len(dst); n += 8 {
+		s += 0x9e3779b97f4a7c15
+		binary.LittleEndian.PutUint64(dst[n:], mix64(s))
+	}
+	if n < len(dst) {
+		var tmp [8]byte
+		s += 0x9e3779b97f4a7c15
+		binary.LittleEndian.PutUint64(tmp[:], mix64(s))
+		copy(dst[n:], tmp[:])
+	}
+}
+
+// Key returns key i in a fresh slice (for tests; loops use Put).
+func (g KeyGen) Key(i uint64) []byte {
+	b := make([]byte, g.Width)
+	g.Put(b, i)
+	return b
+}
+
+// Set returns keys lo..lo+n-1 in one flat buffer.
+func (g KeyGen) Set(lo, n int) *KeySet {
+	s := &KeySet{Data: make([]byte, n*g.Width), Width: g.Width}
+	for i := range n {
+		g.Put(s.Data[i*g.Width:(i+1)*g.Width], uint64(lo+i))
+	}
+	return s
+}
+
+// Keys is a sequence of keys that a filter is built from.
+type Keys interface {
+	Len() int
+	// Each calls fn for every key in order; fn must copy what it keeps.
+	Each(fn func(key []byte))
+}
+
+// First returns keys 0..n-1 of g, generated as they are read.
+func (g KeyGen) First(n int) Keys { return genKeys{g, n} }
+
+type genKeys struct {
+	g KeyGen
+	n int
+}
+
+func (k genKeys) Len() int { return k.n }
+
+func (k genKeys) Each(fn func(key []byte)) {
+	buf := make([]byte, k.g.Width)
+	for i := range k.n {
+		k.g.Put(buf, uint64(i))
+		fn(buf)
+	}
+}
+
+// mix64 is the splitmix64 finalizer: a bijection with full avalanche.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// KeySet is a set of fixed-width keys laid out back to back in one buffer.
+type KeySet struct {
+	Data  []byte
+	Width int
+}
+
+// Len returns the number of keys.
+func (s *KeySet) Len() int { return len(s.Data) / s.Width }
+
+// At returns key i; the slice aliases the set's buffer (capacity capped).
+func (s *KeySet) At(i int) []byte {
+	return s.Data[i*s.Width : (i+1)*s.Width : (i+1)*s.Width]
+}
+
+// Each calls fn for every key of the set.
+func (s *KeySet) Each(fn func(key []byte)) {
+	for i := 0; i+s.Width <= len(s.Data); i += s.Width {
+		fn(s.Data[i : i+s.Width : i+s.Width])
+	}
+}
+
+// Mixed returns q queries in random order of which a share p are members
+// (keys 0..n-1 of members, drawn uniformly) and the rest non-members, with
+// the exact count of positives.
+func Mixed(members KeyGen, n int, nonMembers KeyGen, q int, p float64, seed uint64) (*KeySet, int) {
+	rng := rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d))
+	pos := int(p*float64(q) + 0.5)
+	s := &KeySet{Data: make([]byte, q*members.Width), Width: members.Width}
+	perm := rng.Perm(q)
+	for j, slot := range perm {
+		dst := s.Data[slot*s.Width : (slot+1)*s.Width]
+		if j < pos {
+			members.Put(dst, uint64(rng.IntN(n)))
+		} else {
+			nonMembers.Put(dst, uint64(n+j)) // any index: the seed makes them absent
+		}
+	}
+	return s, pos
+}

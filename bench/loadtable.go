@@ -1,0 +1,214 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+)
+
+// PaperTable2 is the load factor the cuckoo-filter paper reports (Table 2:
+// b = 4, 500 kicks, mean of 10 runs) by fingerprint bits.
+var PaperTable2 = map[int]float64{2: 0.1753, 4: 0.6767, 6: 0.9539, 8: 0.9562, 12: 0.9577, 16: 0.9580}
+
+// The static builder is asked for two loads: StaticLoadTarget, the target
+// the project sets for it, and StaticLoadMax, above the (2,4) threshold of
+// about 97.7%, so that Inspect shows where its growth policy lands.
+const (
+	StaticLoadTarget = 0.975
+	StaticLoadMax    = 0.98
+)
+
+// LoadRow is the load factor reached at one fingerprint size.
+type LoadRow struct {
+	F int
+	// Sim is a partial-key table built here to the paper's recipe
+	// (power-of-two buckets, alt = i XOR hash(fp), random-walk kicks).
+	Sim Stat
+	// Dynamic is cuckoo.Filter: insert until ErrFull, read LoadFactor.
+	Dynamic     Stat
+	DynamicNote string
+	// Static is the sstable builder: Policy{f, LoadFactor: StaticLoadTarget}
+	// over 4*2^L*StaticLoadTarget keys, Inspect's LoadFactor; StaticMax the
+	// same asked for StaticLoadMax.
+	Static, StaticMax Stat
+	StaticNote        string
+}
+
+// Stat is a mean over runs with its sample variance.
+type Stat struct {
+	N        int
+	Mean     float64
+	Variance float64
+	Min, Max float64
+}
+
+// Valid reports whether the stat has data.
+func (s Stat) Valid() bool { return s.N > 0 }
+
+func stat(x []float64) Stat {
+	if len(x) == 0 {
+		return Stat{}
+	}
+	s := Stat{N: len(x), Min: math.Inf(1), Max: math.Inf(-1)}
+	for _, v := range x {
+		s.Mean += v
+		s.Min, s.Max = math.Min(s.Min, v), math.Max(s.Max, v)
+	}
+	s.Mean /= float64(len(x))
+	if len(x) > 1 {
+		for _, v := range x {
+			s.Variance += (v - s.Mean) * (v - s.Mean)
+		}
+		s.Variance /= float64(len(x) - 1)
+	}
+	return s
+}
+
+// LoadResult is the load-factor table.
+type LoadResult struct {
+	LogBuckets, Runs, MaxKicks int
+	Rows                       []LoadRow
+}
+
+// MeasureLoad fills tables of 2^LoadLogBuckets buckets until the first
+// insertion fails, for f = 2..16, LoadRuns times each.
+func MeasureLoad(c Config, pr *progress) (*LoadResult, error) {
+	r := &LoadResult{LogBuckets: c.LoadLogBuckets, Runs: c.LoadRuns, MaxKicks: c.LoadMaxKicks}
+	m := 1 << c.LoadLogBuckets
+	for f := 2; f <= 16; f++ {
+		row := LoadRow{F: f}
+		var sim, dyn, st, stMax []float64
+		for run := range c.LoadRuns {
+			seed := c.Seed*1_000_003 + uint64(f)*1000 + uint64(run)
+			pr.Stage("load f=%d run %d/%d: simulation, 2^%d buckets", f, run+1, c.LoadRuns, c.LoadLogBuckets)
+			sim = append(sim, SimulateLoad(c.LoadLogBuckets, f, c.LoadMaxKicks, seed, pr))
+
+			if row.DynamicNote == "" {
+				pr.Stage("load f=%d run %d/%d: dynamic filter", f, run+1, c.LoadRuns)
+				lf, err := dynamicLoad(m, f, c.LoadMaxKicks, seed, pr)
+				if err != nil {
+					row.DynamicNote = err.Error()
+				} else {
+					dyn = append(dyn, lf)
+				}
+			}
+			if f < 4 {
+				row.StaticNote = "f < 4 unsupported by Policy"
+			} else if run < c.LoadStaticRuns {
+				for _, target := range []float64{StaticLoadTarget, StaticLoadMax} {
+					pr.Stage("load f=%d run %d/%d: static builder asked for load %.3f", f, run+1, c.LoadStaticRuns, target)
+					lf, note := staticLoad(m, f, target, seed)
+					switch {
+					case note != "":
+						row.StaticNote = note
+					case target == StaticLoadTarget:
+						st = append(st, lf)
+					default:
+						stMax = append(stMax, lf)
+					}
+				}
+			}
+		}
+		row.Sim, row.Dynamic, row.Static, row.StaticMax = stat(sim), stat(dyn), stat(st), stat(stMax)
+		r.Rows = append(r.Rows, row)
+	}
+	return r, nil
+}
+
+// staticLoad builds a filter block over the number of keys that fills 4m
+// slots at the target load and returns the load Inspect reads, or a note.
+func staticLoad(m, f int, target float64, seed uint64) (float64, string) {
+	n := int(float64(4*m) * target)
+	block := BuildPolicy(cuckoopolicy.Policy{FingerprintBits: f, LoadFactor: target},
+		KeyGen{Seed: seed, Width: ShortKeyLen}.First(n))
+	in, err := cuckoopolicy.Inspect(block)
+	switch {
+	case err != nil:
+		return 0, "inspect: " + err.Error()
+	case in.FingerprintBits != f:
+		return 0, fmt.Sprintf("built with f=%d", in.FingerprintBits)
+	}
+	return in.LoadFactor, ""
+}
+
+func dynamicLoad(m, f, kicks int, seed uint64, pr *progress) (float64, error) {
+	// Ask for a bit less than 4m slots: New(capacity) promises capacity
+	// inserts, so it sizes the table at or above capacity/4 buckets.
+	d, err := newDynamic(int(float64(4*m)*0.9), DynConfig{FingerprintBits: f, MaxKicks: kicks, Seed: seed})
+	if err != nil {
+		return 0, err
+	}
+	g := KeyGen{Seed: seed ^ 0xabcdef, Width: ShortKeyLen}
+	buf := make([]byte, ShortKeyLen)
+	for i := uint64(0); ; i++ {
+		g.Put(buf, i)
+		if err := d.Insert(buf); err != nil {
+			if d.full(err) {
+				return d.LoadFactor(), nil
+			}
+			return 0, err
+		}
+		if i&(1<<20-1) == 0 {
+			pr.Tick("%d inserted, load %.3f", i, d.LoadFactor())
+		}
+		if i > uint64(64*m) {
+			return 0, fmt.Errorf("no ErrFull after %d inserts", i)
+		}
+	}
+}
+
+// SimulateLoad inserts into a partial-key cuckoo table of 2^logM buckets of
+// four f-bit slots (f <= 16), built as the paper's reference code does:
+// bucket = hash high bits & (m-1), tag = low f bits with 0 mapped to 1,
+// alt(i) = (i XOR tag*0x5bd1e995) & (m-1), and on a full pair a random walk
+// of up to maxKicks evictions starting from the first bucket. It returns the
+// load when the first insertion fails (the homeless tag counted as stored, as
+// the reference keeps it in a victim slot).
+func SimulateLoad(logM, f, maxKicks int, seed uint64, pr *progress) float64 {
+	m := uint64(1) << logM
+	mask := m - 1
+	slots := make([]uint16, 4*m)
+	rng := rand.New(rand.NewPCG(seed, 0x853c49e6748fea9b))
+	tagMask := uint64(1)<<f - 1
+	alt := func(i uint64, tag uint16) uint64 { return (i ^ uint64(uint32(tag)*0x5bd1e995)) & mask }
+	put := func(i uint64, tag uint16) bool {
+		b := slots[4*i : 4*i+4]
+		for j := range b {
+			if b[j] == 0 {
+				b[j] = tag
+				return true
+			}
+		}
+		return false
+	}
+	items := 0
+	for k := uint64(0); ; k++ {
+		h := mix64(seed + k*0x9e3779b97f4a7c15)
+		i := (h >> 32) & mask
+		tag := uint16(h & tagMask)
+		if tag == 0 {
+			tag = 1
+		}
+		ok := false
+		for n := 0; n < maxKicks; n++ {
+			if put(i, tag) {
+				ok = true
+				break
+			}
+			if n > 0 {
+				j := 4*i + uint64(rng.IntN(4))
+				tag, slots[j] = slots[j], tag
+			}
+			i = alt(i, tag)
+		}
+		items++
+		if !ok {
+			return float64(items) / float64(4*m)
+		}
+		if k&(1<<20-1) == 0 {
+			pr.Tick("%d inserted", k)
+		}
+	}
+}

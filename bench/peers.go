@@ -1,0 +1,316 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/bits-and-blooms/bloom/v3"
+	linvon "github.com/linvon/cuckoo-filter"
+	panmari "github.com/panmari/cuckoofilter"
+	seiflotfy "github.com/seiflotfy/cuckoofilter"
+)
+
+// MunLimTable1 is the false-positive rate Mun and Lim report (Table I) for
+// their Cuckoo Bloom filter and a standard bloom filter at equal memory,
+// |U| = 3|S|, by log2|S|.
+var MunLimTable1 = map[int][2]float64{13: {0.080, 0.091}, 15: {0.083, 0.093}, 17: {0.082, 0.092}}
+
+// CBFRow is the Cuckoo Bloom filter against a standard bloom filter at equal
+// memory for one set size.
+type CBFRow struct {
+	LogS        int
+	BitsPerItem float64
+	F, K        int     // the CBF configuration with the lowest FPR
+	CBF         float64 // its false-positive rate, mean of runs
+	Bloom       float64 // standard bloom filter, k = round(bits ln 2)
+	BloomTheory float64
+	Wildcards   float64 // cells turned wildcard, share of cells
+	Sweep       []CBFConfig
+	FalseNeg    int
+}
+
+// CBFConfig is one (f, k) of the sweep.
+type CBFConfig struct {
+	F, K int
+	FPR  float64
+}
+
+// MeasureCBF runs the Mun-Lim comparison: |S| members, 2|S| non-members
+// (|U| = 3|S|), the CBF and a standard bloom filter at CBFBitsPerItem bits
+// per member. The CBF's cell width f and positions k are not given in the
+// description; every (f, k) with f = 2..8, k = 1..3 runs and the best is
+// reported beside the sweep. The sweep runs at the first size; the
+// others run its best configuration.
+func MeasureCBF(c Config, pr *progress) ([]CBFRow, error) {
+	var rows []CBFRow
+	var bestF, bestK int
+	for _, logS := range c.CBFLogSizes {
+		n := 1 << logS
+		pr.Stage("peers: Cuckoo Bloom filter, |S| = 2^%d", logS)
+		row := CBFRow{LogS: logS, BitsPerItem: c.CBFBitsPerItem}
+		total := c.CBFBitsPerItem * float64(n)
+		kb := max(1, int(math.Round(c.CBFBitsPerItem*math.Ln2)))
+		row.BloomTheory = math.Pow(1-math.Exp(-float64(kb)*float64(n)/total), float64(kb))
+		var wild float64
+		best := math.Inf(1)
+		configs := []CBFConfig{{F: bestF, K: bestK}}
+		if len(rows) == 0 { // sweep at the first size, keep its best
+			configs = nil
+			for f := 2; f <= 8; f++ {
+				for k := 1; k <= 3; k++ {
+					configs = append(configs, CBFConfig{F: f, K: k})
+				}
+			}
+		}
+		for _, cf := range configs {
+			f, k := cf.F, cf.K
+			var fpr, w float64
+			for run := range c.CBFRuns {
+				seed := c.Seed*7919 + uint64(logS*100+run)
+				members := KeyGen{Seed: seed, Width: ShortKeyLen}
+				absent := KeyGen{Seed: seed + 1<<40, Width: ShortKeyLen}
+				cb, err := NewCuckooBloom(total, f, k)
+				if err != nil {
+					return nil, err
+				}
+				members.First(n).Each(cb.Add)
+				members.First(n).Each(func(key []byte) {
+					if !cb.Contains(key) {
+						row.FalseNeg++
+					}
+				})
+				fp := 0
+				absent.First(2 * n).Each(func(key []byte) {
+					if cb.Contains(key) {
+						fp++
+					}
+				})
+				fpr += float64(fp) / float64(2*n)
+				w += float64(cb.Wildcards) / float64(cb.m)
+			}
+			fpr /= float64(c.CBFRuns)
+			row.Sweep = append(row.Sweep, CBFConfig{F: f, K: k, FPR: fpr})
+			if fpr < best {
+				best, row.F, row.K, row.CBF = fpr, f, k, fpr
+				wild = w / float64(c.CBFRuns)
+			}
+		}
+		row.Wildcards = wild
+		bestF, bestK = row.F, row.K
+		for run := range c.CBFRuns {
+			seed := c.Seed*7919 + uint64(logS*100+run)
+			members := KeyGen{Seed: seed, Width: ShortKeyLen}
+			absent := KeyGen{Seed: seed + 1<<40, Width: ShortKeyLen}
+			b := bloom.New(uint(total), uint(kb))
+			members.First(n).Each(func(k []byte) { b.Add(k) })
+			fp := 0
+			absent.First(2 * n).Each(func(key []byte) {
+				if b.Test(key) {
+					fp++
+				}
+			})
+			row.Bloom += float64(fp) / float64(2*n) / float64(c.CBFRuns)
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// PeerRow is one cuckoo filter implementation filled to its capacity.
+type PeerRow struct {
+	Name            string
+	FingerprintBits string
+	Capacity        int     // keys asked for
+	BitsPerItem     float64 // table bits / keys stored at capacity
+	FPR             float64
+	InsertNs        float64 // mean over the fill to capacity
+	LookupNegNs     float64
+	LookupPosNs     float64
+	FailedAtCap     int // inserts refused while filling to capacity
+	LostAtCap       int // keys reported inserted, then not found (false negatives)
+	Over            int // further insert attempts past capacity
+	OverInsertNs    float64
+	FailedOver      int
+	LostOver        int
+	LoadAtCap       float64
+	Note            string
+}
+
+// peerFilter is what the peer comparison needs of a filter.
+type peerFilter interface {
+	insert(key []byte) bool
+	contains(key []byte) bool
+	bits() float64 // table size in bits
+}
+
+type peerKind struct {
+	name, fbits string
+	new         func(capacity int) (peerFilter, error)
+	note        string
+}
+
+type seifPeer struct{ f *seiflotfy.Filter }
+
+func (p seifPeer) insert(k []byte) bool   { return p.f.Insert(k) }
+func (p seifPeer) contains(k []byte) bool { return p.f.Lookup(k) }
+func (p seifPeer) bits() float64          { return 8 * float64(len(p.f.Encode())) }
+
+type panPeer struct{ f *panmari.Filter }
+
+func (p panPeer) insert(k []byte) bool   { return p.f.Insert(k) }
+func (p panPeer) contains(k []byte) bool { return p.f.Lookup(k) }
+func (p panPeer) bits() float64 {
+	if p.f.LoadFactor() == 0 {
+		return 0
+	}
+	return 16 * float64(p.f.Count()) / p.f.LoadFactor()
+}
+
+type linvonPeer struct{ f *linvon.Filter }
+
+func (p linvonPeer) insert(k []byte) bool   { return p.f.Add(k) }
+func (p linvonPeer) contains(k []byte) bool { return p.f.Contain(k) }
+func (p linvonPeer) bits() float64          { return 8 * float64(p.f.SizeInBytes()) }
+
+type dynPeer struct{ d dynFilter }
+
+func (p dynPeer) insert(k []byte) bool   { return p.d.Insert(k) == nil }
+func (p dynPeer) contains(k []byte) bool { return p.d.Contains(k) }
+func (p dynPeer) bits() float64          { return p.d.bits() }
+
+func peerKinds() []peerKind {
+	dyn := func(f int, semi bool) func(int) (peerFilter, error) {
+		return func(n int) (peerFilter, error) {
+			d, err := newDynamic(n, DynConfig{FingerprintBits: f, SemiSort: semi})
+			if err != nil {
+				return nil, err
+			}
+			return dynPeer{d}, nil
+		}
+	}
+	return []peerKind{
+		{name: "seiflotfy/cuckoofilter", fbits: "8", new: func(n int) (peerFilter, error) {
+			return seifPeer{seiflotfy.NewFilter(uint(n))}, nil
+		}},
+		{name: "ours cuckoo.Filter", fbits: "8", new: dyn(8, false)},
+		{name: "linvon/cuckoo-filter single", fbits: "12", new: func(n int) (peerFilter, error) {
+			return linvonPeer{linvon.NewFilter(4, 12, uint(n), linvon.TableTypeSingle)}, nil
+		}},
+		{name: "ours cuckoo.Filter", fbits: "12", new: dyn(12, false)},
+		{name: "linvon/cuckoo-filter packed (semi-sorted)", fbits: "13", new: func(n int) (peerFilter, error) {
+			return linvonPeer{linvon.NewFilter(4, 13, uint(n), linvon.TableTypePacked)}, nil
+		}},
+		{name: "ours cuckoo.Filter semi-sorted", fbits: "13", new: dyn(13, true)},
+		{name: "panmari/cuckoofilter v1.0.6", fbits: "16", new: func(n int) (peerFilter, error) {
+			return panPeer{panmari.NewFilter(uint(n))}, nil
+		}},
+		{name: "ours cuckoo.Filter", fbits: "16", new: dyn(16, false)},
+	}
+}
+
+// MeasurePeers fills each implementation to its capacity and then tries
+// PeerOver*capacity more inserts. The
+// capacity is 95% of PeerKeys, so the libraries that round the table to a
+// power of two get PeerKeys/4 buckets and a 95% load; ours sizes its own
+// table for the capacity. Lost keys are keys whose insert returned success
+// and that a lookup then misses: false negatives.
+func MeasurePeers(c Config, pr *progress) ([]PeerRow, error) {
+	n := int(0.95 * float64(c.PeerKeys))
+	members := KeyGen{Seed: c.Seed*1000 + 51, Width: ShortKeyLen}
+	absent := KeyGen{Seed: c.Seed*1000 + 52, Width: ShortKeyLen}
+	negQ := absent.Set(0, min(c.PeerQueries, 1<<20))
+	posQ := members.Set(0, min(n, 1<<20))
+	var rows []PeerRow
+	for _, pk := range peerKinds() {
+		pr.Stage("peers: %s (%s-bit), capacity %d", pk.name, pk.fbits, n)
+		row := PeerRow{Name: pk.name, FingerprintBits: pk.fbits, Capacity: n}
+		f, err := pk.new(n)
+		if err != nil {
+			row.Note = err.Error()
+			rows = append(rows, row)
+			continue
+		}
+		over := max(1, int(c.PeerOver*float64(n)))
+		ok := make([]bool, n+over)
+		buf := make([]byte, ShortKeyLen)
+		start := time.Now()
+		for i := range n {
+			members.Put(buf, uint64(i))
+			ok[i] = f.insert(buf)
+			if !ok[i] {
+				row.FailedAtCap++
+			}
+		}
+		row.InsertNs = float64(time.Since(start).Nanoseconds()) / float64(n)
+		lost := func(upto int) int {
+			l := 0
+			for i := range upto {
+				if ok[i] {
+					members.Put(buf, uint64(i))
+					if !f.contains(buf) {
+						l++
+					}
+				}
+			}
+			return l
+		}
+		row.LostAtCap = lost(n)
+		stored := n - row.FailedAtCap
+		if b := f.bits(); b > 0 {
+			row.BitsPerItem = b / float64(stored)
+			// slots = bits / fingerprint bits
+			row.LoadAtCap = float64(stored) / (b / fbitsPerSlot(pk.fbits, pk.name))
+		}
+		hits := CountStream(filterFunc(f.contains), absent, c.PeerQueries)
+		row.FPR = float64(hits) / float64(c.PeerQueries)
+		ff := filterFunc(f.contains)
+		row.LookupNegNs, row.LookupPosNs = math.Inf(1), math.Inf(1)
+		for range 3 {
+			neg, _ := TimeCount(ff, negQ, c.LookupMinTime)
+			pos, _ := TimeCount(ff, posQ, c.LookupMinTime)
+			row.LookupNegNs, row.LookupPosNs = math.Min(row.LookupNegNs, neg), math.Min(row.LookupPosNs, pos)
+		}
+
+		// Past capacity.
+		row.Over = over
+		start = time.Now()
+		for i := n; i < n+over; i++ {
+			members.Put(buf, uint64(i))
+			ok[i] = f.insert(buf)
+			if !ok[i] {
+				row.FailedOver++
+			}
+		}
+		row.OverInsertNs = float64(time.Since(start).Nanoseconds()) / float64(over)
+		row.LostOver = lost(n + over)
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// fbitsPerSlot is the stored bits per slot: f, or f-1 when semi-sorted.
+func fbitsPerSlot(fbits, name string) float64 {
+	var f float64
+	fmt.Sscan(fbits, &f)
+	if strings.Contains(name, "semi") {
+		f--
+	}
+	return f
+}
+
+// filterFunc adapts a lookup function to Filter.
+type filterFunc func([]byte) bool
+
+func (f filterFunc) Contains(k []byte) bool { return f(k) }
+func (f filterFunc) Count(q *KeySet) int {
+	c := 0
+	for i := range q.Len() {
+		if f(q.At(i)) {
+			c++
+		}
+	}
+	return c
+}
+func (f filterFunc) Bytes() int { return 0 }

@@ -1,0 +1,115 @@
+package bench
+
+import (
+	"image/color"
+	"math"
+	"path/filepath"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// curve is one plotted series.
+type curve struct {
+	name   string
+	xy     plotter.XYs
+	points bool // markers only, no line
+	dashed bool
+	gray   bool
+}
+
+// legend positions.
+const (
+	legendTopRight = iota
+	legendTopLeft
+	legendBottomLeft
+	legendBottomRight
+)
+
+// savePlot draws curves into dir/file as a PNG of 7x4.5 inches, with x ticks
+// every xstep (0: automatic).
+func savePlot(dir, file, title, xlabel, ylabel string, logY bool, legend int, xstep float64, curves []curve) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	p.Add(plotter.NewGrid())
+	if logY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	p.Legend.Top = legend == legendTopRight || legend == legendTopLeft
+	p.Legend.Left = legend == legendTopLeft || legend == legendBottomLeft
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(5), vg.Points(5)
+	if !p.Legend.Left {
+		p.Legend.XOffs = -p.Legend.XOffs
+	}
+	if p.Legend.Top {
+		p.Legend.YOffs = -p.Legend.YOffs
+	}
+	if xstep > 0 {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, c := range curves {
+			for _, v := range c.xy {
+				lo, hi = math.Min(lo, v.X), math.Max(hi, v.X)
+			}
+		}
+		var ticks []plot.Tick
+		for x := math.Floor(lo/xstep) * xstep; x <= hi+xstep/2; x += xstep {
+			ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)})
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	}
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	for i, c := range curves {
+		xy := c.xy
+		if logY { // a log axis cannot show zeros (no false positive seen)
+			xy = nil
+			for _, v := range c.xy {
+				if v.Y > 0 && !math.IsInf(v.Y, 0) && !math.IsNaN(v.Y) {
+					xy = append(xy, v)
+				}
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		col := plotutil.Color(i)
+		if c.points {
+			s, err := plotter.NewScatter(xy)
+			if err != nil {
+				return err
+			}
+			s.Color = col
+			s.Shape = plotutil.Shape(i)
+			s.Radius = vg.Points(4)
+			p.Add(s)
+			p.Legend.Add(c.name, s)
+			continue
+		}
+		l, s, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			return err
+		}
+		l.Color, s.Color = col, col
+		s.Shape = plotutil.Shape(i)
+		s.Radius = vg.Points(2)
+		if c.dashed {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			s.Radius = 0
+		}
+		if c.gray {
+			l.Color = color.Gray{Y: 80}
+		}
+		p.Add(l, s)
+		p.Legend.Add(c.name, l, s)
+	}
+	if !logY { // from zero, with room above the highest line
+		p.Y.Min = 0
+		p.Y.Max *= 1.04
+	}
+	return p.Save(7*vg.Inch, 4.5*vg.Inch, filepath.Join(dir, file))
+}

@@ -1,0 +1,400 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	pbloom "github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+)
+
+// Block kinds a read is classified into, from each table's layout.
+const (
+	blockData = iota
+	blockFilter
+	blockIndex
+	blockOther
+	numBlockKinds
+)
+
+// ioCounter counts ReadAt calls and bytes on sstables by block kind.
+type ioCounter struct {
+	mu      sync.Mutex
+	on      bool
+	layouts map[string]map[int64]int // file base name -> block offset -> kind
+	reads   [numBlockKinds]int64
+	bytes   [numBlockKinds]int64
+}
+
+func (c *ioCounter) record(name string, off int64, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.on {
+		return
+	}
+	kind := blockOther
+	if l, ok := c.layouts[path.Base(name)]; ok {
+		if k, ok := l[off]; ok {
+			kind = k
+		}
+	}
+	c.reads[kind]++
+	c.bytes[kind] += int64(n)
+}
+
+func (c *ioCounter) reset(on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.on = on
+	c.reads, c.bytes = [numBlockKinds]int64{}, [numBlockKinds]int64{}
+}
+
+// countingFS wraps a vfs.FS and counts every ReadAt on files it opens.
+type countingFS struct {
+	vfs.FS
+	c *ioCounter
+}
+
+func (fs countingFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
+	f, err := fs.FS.Open(name, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &countingFile{File: f, name: name, c: fs.c}, nil
+}
+
+type countingFile struct {
+	vfs.File
+	name string
+	c    *ioCounter
+}
+
+func (f *countingFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.File.ReadAt(p, off)
+	f.c.record(f.name, off, n)
+	return n, err
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)         {}
+func (quietLogger) Errorf(string, ...any)        {}
+func (quietLogger) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }
+
+// ReadAmpIO is what one operation read, on average.
+type ReadAmpIO struct {
+	DataBlocks  float64 // data blocks read
+	DataBytes   float64
+	FilterBytes float64
+	IndexBytes  float64
+	OtherBytes  float64
+	TotalBytes  float64
+	Reads       float64 // ReadAt calls of any kind
+	FilterHits  float64 // db.Metrics().Filter: a data block avoided
+	FilterMiss  float64 // the filter said "may contain"
+	Ns          float64
+}
+
+// ReadAmpRow is one filter configuration.
+type ReadAmpRow struct {
+	Policy           string
+	L0Tables         int
+	L0FilterPerKey   float64 // filter bytes per key, table properties
+	AbsentGet        ReadAmpIO
+	PresentGet       ReadAmpIO
+	L6Tables         int
+	L6FilterPerKey   float64
+	L6AbsentSeek     ReadAmpIO // SeekPrefixGE with UseL6Filters
+	L6AbsentNoFilter ReadAmpIO // the same without UseL6Filters (Pebble's default)
+}
+
+// ReadAmpResult is the read-amplification experiment.
+type ReadAmpResult struct {
+	Tables, KeysPerTable, Gets, ValueLen int
+	Rows                                 []ReadAmpRow
+}
+
+// Row returns the row for a policy label.
+func (r *ReadAmpResult) Row(policy string) (ReadAmpRow, bool) {
+	for _, x := range r.Rows {
+		if x.Policy == policy {
+			return x, true
+		}
+	}
+	return ReadAmpRow{}, false
+}
+
+// ReadAmpPolicies returns the configurations measured: none, bloom(10) and
+// cuckoo at each budget, plus bloom at the same budgets.
+func ReadAmpPolicies(budgets []int) ([]string, []pebble.FilterPolicy) {
+	names := []string{"none", "bloom(10)"}
+	pols := []pebble.FilterPolicy{pebble.NoFilterPolicy, pbloom.FilterPolicy(10)}
+	for _, b := range budgets {
+		names = append(names, fmt.Sprintf("cuckoo(%d)", b))
+		pols = append(pols, cuckoopolicy.FilterPolicy(b))
+		if b != 10 {
+			names = append(names, fmt.Sprintf("bloom(%d)", b))
+			pols = append(pols, pbloom.FilterPolicy(b))
+		}
+	}
+	return names, pols
+}
+
+// MeasureReadAmp builds, per policy, a Pebble database on an in-memory FS
+// with a one-byte block cache, automatic compactions off and the policy on
+// all seven levels; writes RATables overlapping L0 tables (random keys, one
+// flush each); and counts what Gets read: absent keys, then present keys.
+// It then compacts everything into L6 and counts what SeekPrefixGE of
+// absent keys reads, with and without IterOptions.UseL6Filters.
+func MeasureReadAmp(c Config, pr *progress) (*ReadAmpResult, error) {
+	r := &ReadAmpResult{Tables: c.RATables, KeysPerTable: c.RAKeysPerTable, Gets: c.RAGets, ValueLen: 100}
+	names, pols := ReadAmpPolicies(c.RABudgets)
+	for i, pol := range pols {
+		pr.Stage("readamp: %s: %d L0 tables of %d keys, %d Gets", names[i], c.RATables, c.RAKeysPerTable, c.RAGets)
+		row, err := readAmpOne(c, r.ValueLen, names[i], pol, pr)
+		if err != nil {
+			return nil, fmt.Errorf("readamp %s: %w", names[i], err)
+		}
+		r.Rows = append(r.Rows, row)
+	}
+	return r, nil
+}
+
+func readAmpOne(c Config, valueLen int, name string, pol pebble.FilterPolicy, pr *progress) (row ReadAmpRow, err error) {
+	row.Policy = name
+	mem := vfs.NewMem()
+	cnt := &ioCounter{}
+	cache := pebble.NewCache(1)
+	defer cache.Unref()
+	opts := &pebble.Options{
+		FS:                          countingFS{mem, cnt},
+		Cache:                       cache,
+		DisableAutomaticCompactions: true,
+		L0CompactionThreshold:       1 << 20,
+		L0StopWritesThreshold:       1 << 20,
+		MemTableSize:                64 << 20,
+		FormatMajorVersion:          pebble.FormatNewest,
+		Logger:                      quietLogger{},
+	}
+	for l := range opts.Levels {
+		opts.Levels[l].FilterPolicy = pol
+		opts.Levels[l].FilterType = pebble.TableFilter
+	}
+	d, err := pebble.Open("db", opts)
+	if err != nil {
+		return row, err
+	}
+	defer func() {
+		if cerr := d.Close(); err == nil {
+			err = cerr
+		}
+	}()
+
+	members := KeyGen{Seed: c.Seed*1000 + 41, Width: ShortKeyLen}
+	absent := KeyGen{Seed: c.Seed*1000 + 42, Width: ShortKeyLen}
+	value := bytes.Repeat([]byte("v"), valueLen)
+	key := make([]byte, ShortKeyLen)
+	for t := range c.RATables {
+		b := d.NewBatch()
+		for i := t * c.RAKeysPerTable; i < (t+1)*c.RAKeysPerTable; i++ {
+			members.Put(key, uint64(i))
+			if err := b.Set(key, value, nil); err != nil {
+				return row, err
+			}
+		}
+		if err := b.Commit(pebble.NoSync); err != nil {
+			return row, err
+		}
+		if err := d.Flush(); err != nil {
+			return row, err
+		}
+	}
+	nKeys := c.RATables * c.RAKeysPerTable
+
+	layout := func() (tables [7]int, filterPerKey [7]float64, err error) {
+		levels, err := d.SSTables(pebble.WithProperties())
+		if err != nil {
+			return tables, filterPerKey, err
+		}
+		cnt.mu.Lock()
+		defer cnt.mu.Unlock()
+		cnt.layouts = map[string]map[int64]int{}
+		var fsz, ents [7]uint64
+		for l, files := range levels {
+			for _, f := range files {
+				tables[l]++
+				fsz[l] += f.Properties.FilterSize
+				ents[l] += f.Properties.NumEntries
+				fn := fmt.Sprintf("%06d.sst", uint64(f.BackingSSTNum))
+				m, err := tableLayout(mem, path.Join("db", fn))
+				if err != nil {
+					return tables, filterPerKey, err
+				}
+				cnt.layouts[fn] = m
+			}
+			if ents[l] > 0 {
+				filterPerKey[l] = float64(fsz[l]) / float64(ents[l])
+			}
+		}
+		return tables, filterPerKey, nil
+	}
+	tables, fpk, err := layout()
+	if err != nil {
+		return row, err
+	}
+	row.L0Tables, row.L0FilterPerKey = tables[0], fpk[0]
+
+	measure := func(n int, op func(i int) error) (ReadAmpIO, error) {
+		for i := range min(n, 50) { // open the tables, warm the file cache
+			if err := op(i); err != nil {
+				return ReadAmpIO{}, err
+			}
+		}
+		m0 := d.Metrics().Filter
+		cnt.reset(true)
+		start := time.Now()
+		for i := range n {
+			if err := op(i); err != nil {
+				return ReadAmpIO{}, err
+			}
+			if i%1024 == 0 {
+				pr.Tick("%d/%d", i, n)
+			}
+		}
+		el := time.Since(start)
+		m1 := d.Metrics().Filter
+		cnt.mu.Lock()
+		defer cnt.mu.Unlock()
+		cnt.on = false
+		f := float64(n)
+		io := ReadAmpIO{
+			DataBlocks: float64(cnt.reads[blockData]) / f, DataBytes: float64(cnt.bytes[blockData]) / f,
+			FilterBytes: float64(cnt.bytes[blockFilter]) / f, IndexBytes: float64(cnt.bytes[blockIndex]) / f,
+			OtherBytes: float64(cnt.bytes[blockOther]) / f,
+			FilterHits: float64(m1.Hits-m0.Hits) / f, FilterMiss: float64(m1.Misses-m0.Misses) / f,
+			Ns: float64(el.Nanoseconds()) / f,
+		}
+		for k := range numBlockKinds {
+			io.TotalBytes += float64(cnt.bytes[k]) / f
+			io.Reads += float64(cnt.reads[k]) / f
+		}
+		return io, nil
+	}
+
+	get := func(g KeyGen, want bool, idx func(int) uint64) func(int) error {
+		k := make([]byte, ShortKeyLen)
+		return func(i int) error {
+			g.Put(k, idx(i))
+			v, closer, err := d.Get(k)
+			switch {
+			case errors.Is(err, pebble.ErrNotFound):
+				if want {
+					return fmt.Errorf("false negative: present key %x not found", k)
+				}
+				return nil
+			case err != nil:
+				return err
+			}
+			ok := bytes.Equal(v, value)
+			closer.Close()
+			if !want {
+				return fmt.Errorf("absent key %x found", k)
+			}
+			if !ok {
+				return fmt.Errorf("key %x: wrong value", k)
+			}
+			return nil
+		}
+	}
+	if row.AbsentGet, err = measure(c.RAGets, get(absent, false, func(i int) uint64 { return uint64(i) })); err != nil {
+		return row, err
+	}
+	stride := uint64(nKeys/max(1, c.RAGets)) | 1
+	if row.PresentGet, err = measure(c.RAGets, get(members, true, func(i int) uint64 {
+		return (uint64(i) * stride * 2654435761) % uint64(nKeys)
+	})); err != nil {
+		return row, err
+	}
+
+	pr.Stage("readamp: %s: compacting into L6", name)
+	if err := d.Compact(context.Background(), []byte{0}, bytes.Repeat([]byte{0xff}, ShortKeyLen+1), false); err != nil {
+		return row, err
+	}
+	if tables, fpk, err = layout(); err != nil {
+		return row, err
+	}
+	row.L6Tables, row.L6FilterPerKey = tables[6], fpk[6]
+	for _, useL6 := range []bool{true, false} {
+		it, err := d.NewIter(&pebble.IterOptions{UseL6Filters: useL6})
+		if err != nil {
+			return row, err
+		}
+		k := make([]byte, ShortKeyLen)
+		io, err := measure(c.RAGets, func(i int) error {
+			absent.Put(k, uint64(i))
+			if it.SeekPrefixGE(k) {
+				return fmt.Errorf("absent key %x found by SeekPrefixGE", k)
+			}
+			return it.Error()
+		})
+		if cerr := it.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return row, err
+		}
+		if useL6 {
+			row.L6AbsentSeek = io
+		} else {
+			row.L6AbsentNoFilter = io
+		}
+	}
+	return row, nil
+}
+
+// tableLayout maps the offsets of an sstable's data, filter and index blocks
+// to their kind, reading the file directly (not through the counter).
+func tableLayout(fs vfs.FS, name string) (map[int64]int, error) {
+	f, err := fs.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	readable, err := sstable.NewSimpleReadable(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r, err := sstable.NewReader(context.Background(), readable, sstable.ReaderOptions{})
+	if err != nil {
+		readable.Close()
+		return nil, err
+	}
+	defer r.Close()
+	l, err := r.Layout()
+	if err != nil {
+		return nil, err
+	}
+	m := map[int64]int{}
+	for _, h := range l.Data {
+		m[int64(h.Offset)] = blockData
+	}
+	for _, h := range l.Filter {
+		m[int64(h.Offset)] = blockFilter
+	}
+	for _, h := range l.Index {
+		m[int64(h.Offset)] = blockIndex
+	}
+	if l.TopIndex.Length > 0 {
+		m[int64(l.TopIndex.Offset)] = blockIndex
+	}
+	return m, nil
+}
