@@ -94,7 +94,9 @@ func (c Config) normalize() (Config, error) {
 // that finds both buckets full evicts residents along a random walk of at
 // most MaxKicks steps; a fingerprint left homeless goes to a small victim
 // stash, and when that is full the walk is undone and Insert returns ErrFull:
-// a failed insert never loses a resident.
+// a failed insert never loses a resident. Once the stash is full (the table
+// is then at its limit, near 97% load) an insert tries a single eviction step
+// and fails fast instead of walking.
 //
 // A Filter is a multiset of fingerprints: inserting a key twice stores two
 // copies, and up to eight copies of one key fit (two buckets of four). Delete
@@ -368,6 +370,24 @@ func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 		return nil
 	}
 	if f.saturated(i1, i2, fp) {
+		return ErrFull
+	}
+	if f.nstash == len(f.stash) {
+		// The stash fills only when the table is at its limit (about 97%
+		// load): a walk would almost surely be undone. Try one eviction step
+		// from each bucket and fail fast, so that a full filter rejects an
+		// insert in about a microsecond.
+		for _, i := range [2]uint64{i1, i2} {
+			b := f.t.bucket(i)
+			for j := range b {
+				if f.put(f.alt(i, b[j]), b[j]) {
+					b[j] = fp
+					f.t.setBucket(i, b)
+					f.count++
+					return nil
+				}
+			}
+		}
 		return ErrFull
 	}
 	if f.path == nil {
