@@ -45,13 +45,14 @@ var benchPolicies = []benchPolicy{
 // the FPR measured on the absent queries.
 func BenchmarkMayContain(b *testing.B) {
 	const queries = 1 << 16
-	for _, n := range []int{1e4, 1e6, 1e7} {
+	// 1e5 keys: a filter in L2; 2^24 (16M) keys: 20-32 MB, far beyond it.
+	for _, n := range []int{1e5, 1e6, 1 << 24} {
 		for _, bits := range []int{10, 16} {
 			for _, keyLen := range []int{ShortKeyLen, LongKeyLen} {
 				members := KeyGen{Seed: 101, Width: keyLen}
 				absent := KeyGen{Seed: 102, Width: keyLen}
 				neg := absent.Set(0, queries)
-				for _, p := range []float64{0, 1} {
+				for _, p := range []float64{0, 0.5, 1} {
 					q, _ := Mixed(members, n, absent, queries, p, 7)
 					for _, bp := range benchPolicies {
 						name := fmt.Sprintf("n=%s/bits=%d/keylen=%d/p=%g/policy=%s", nName(n), bits, keyLen, p, bp.name)
