@@ -81,7 +81,7 @@ const maxStaticBuckets = 1 << 32
 // keys.Len() and, when placement finds duplicates, again for the number of
 // distinct hashes, and rebuilds at that size if it is smaller. A size below
 // one bucket per four keys is raised to that. When placement fails Build
-// retries with the next seed, and from the third attempt on it also grows the
+// retries with the next seed, and from the fourth attempt on it also grows the
 // table by about 0.4% each time: it never fails and never drops a key. For
 // the same keys in the same order the output is the same.
 //
@@ -103,7 +103,7 @@ func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, buckets fu
 	m := size(n)
 	resized := false
 	for attempt, tries := uint64(0), 0; ; attempt++ {
-		if tries >= 2 {
+		if tries >= 3 {
 			m += m/256 + 1
 		}
 		tries++
@@ -189,7 +189,7 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 	// round, so nothing is dropped before the attempt is given up.
 	// A build that succeeds at load 0.975 uses about 2 kicks a key; an
 	// attempt that needs many more is better spent on another seed or size.
-	budget := 16*n + 4096
+	budget := 32*n + 4096
 	type entry struct {
 		fp       F
 		home, to uint32
