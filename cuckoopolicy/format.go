@@ -104,11 +104,7 @@ func decode(b []byte) (cuckoo.Static, trailer, int) {
 	if n < trailerLen {
 		return cuckoo.Static{}, trailer{}, errShort
 	}
-	tb := b[n-trailerLen : n : n]
-	m := binary.LittleEndian.Uint64(tb[0:])
-	seed := binary.LittleEndian.Uint64(tb[8:])
-	kc := binary.LittleEndian.Uint64(tb[16:])
-	w := binary.LittleEndian.Uint64(tb[24:])
+	m, seed, kc, w := trailerWords(b)
 	keys, w24 := uint32(kc), uint32(w)
 	f := w24 & 0xff
 	r := okBlock
@@ -142,6 +138,16 @@ func decode(b []byte) (cuckoo.Static, trailer, int) {
 	return s, trailer{}, okBlock
 }
 
+// trailerWords reads the trailer of b, at least trailerLen bytes long, as four
+// little-endian words: buckets, seed, key count and check, and width, flags,
+// reserved byte, version and magic.
+func trailerWords(b []byte) (m, seed, kc, w uint64) {
+	tb := b[len(b)-trailerLen:]
+	tb = tb[:trailerLen:trailerLen]
+	return binary.LittleEndian.Uint64(tb[0:]), binary.LittleEndian.Uint64(tb[8:]),
+		binary.LittleEndian.Uint64(tb[16:]), binary.LittleEndian.Uint64(tb[24:])
+}
+
 // trailerOK checks the magic, version, reserved byte, checksum and flags of
 // a trailer read as four little-endian words.
 func trailerOK(m, seed, kc, w uint64) bool {
@@ -165,9 +171,8 @@ func Inspect(filter []byte) (Info, error) {
 	if r != okBlock {
 		return Info{}, fmt.Errorf("%w: %s (%d bytes)", ErrInvalidFilter, reasons[r], len(filter))
 	}
-	tb := filter[len(filter)-trailerLen:]
-	t := trailerOf(binary.LittleEndian.Uint64(tb[0:]), binary.LittleEndian.Uint64(tb[8:]),
-		binary.LittleEndian.Uint64(tb[16:]), binary.LittleEndian.Uint32(tb[24:]))
+	m, seed, kc, w := trailerWords(filter)
+	t := trailerOf(m, seed, kc, uint32(w))
 	info := Info{
 		FingerprintBits: int(t.f),
 		SemiSorted:      t.flags&flagSemiSort != 0,

@@ -1,7 +1,6 @@
 package cuckoopolicy
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"sync"
@@ -111,11 +110,7 @@ func mayContain(ftype pebble.FilterType, filter, key []byte) bool {
 	if n < trailerLen {
 		return true
 	}
-	tb := filter[n-trailerLen : n : n]
-	m := binary.LittleEndian.Uint64(tb[0:])
-	seed := binary.LittleEndian.Uint64(tb[8:])
-	kc := binary.LittleEndian.Uint64(tb[16:])
-	w := binary.LittleEndian.Uint64(tb[24:])
+	m, seed, kc, w := trailerWords(filter)
 	keys, w24 := uint32(kc), uint32(w)
 	if !trailerOK(m, seed, kc, w) || (m == 0 && keys != 0) {
 		return true

@@ -364,6 +364,20 @@ func (f *Filter) InsertHash(h uint64) error {
 	return f.insert(i1, i2, fp)
 }
 
+// stepAside moves a resident of the full bucket i to its other bucket, if
+// that has room, and puts fp in its place. It does not change the count.
+func (f *Filter) stepAside(i uint64, fp uint32) bool {
+	b := f.t.bucket(i)
+	for j := range b {
+		if f.put(f.alt(i, b[j]), b[j]) {
+			b[j] = fp
+			f.t.setBucket(i, b)
+			return true
+		}
+	}
+	return false
+}
+
 func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 	if f.put(i1, fp) || f.put(i2, fp) {
 		f.count++
@@ -377,16 +391,9 @@ func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 		// load): a walk would almost surely be undone. Try one eviction step
 		// from each bucket and fail fast, so that a full filter rejects an
 		// insert in about a microsecond.
-		for _, i := range [2]uint64{i1, i2} {
-			b := f.t.bucket(i)
-			for j := range b {
-				if f.put(f.alt(i, b[j]), b[j]) {
-					b[j] = fp
-					f.t.setBucket(i, b)
-					f.count++
-					return nil
-				}
-			}
+		if f.stepAside(i1, fp) || f.stepAside(i2, fp) {
+			f.count++
+			return nil
 		}
 		return ErrFull
 	}
@@ -399,18 +406,14 @@ func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 		i = i2
 	}
 	for range f.maxKicks {
-		b := f.t.bucket(i)
 		// Look one step ahead: a resident whose other bucket has room
 		// moves there and ends the walk. This lifts the load at the first
 		// failure by about one point over a blind walk.
-		for j := range b {
-			if f.put(f.alt(i, b[j]), b[j]) {
-				b[j] = cur
-				f.t.setBucket(i, b)
-				f.count++
-				return nil
-			}
+		if f.stepAside(i, cur) {
+			f.count++
+			return nil
 		}
+		b := f.t.bucket(i)
 		path = append(path, move{b: i, old: b})
 		j := f.next() & (slots - 1)
 		out := b[j]
