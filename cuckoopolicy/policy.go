@@ -99,6 +99,11 @@ func (p Policy) NewWriter(ftype pebble.FilterType) pebble.FilterWriter {
 // String returns the policy as Go source, for logs and test names.
 func (p FilterPolicy) String() string { return fmt.Sprintf("cuckoopolicy.FilterPolicy(%d)", int(p)) }
 
+// String returns the policy as Go source, for logs and test names.
+func (p Policy) String() string {
+	return fmt.Sprintf("cuckoopolicy.Policy{FingerprintBits: %d, SemiSort: %v, LoadFactor: %v}", p.FingerprintBits, p.SemiSort, p.LoadFactor)
+}
+
 // mayContain answers true for anything it cannot vouch for: another filter
 // type, a block too short, a wrong magic or version, a width it does not
 // support, a length that does not match the bucket count.
