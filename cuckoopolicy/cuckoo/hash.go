@@ -62,8 +62,7 @@ func second(i1, y, m uint64) uint64 {
 		return reduce(rot32(y), m)
 	}
 	i := i1 + 1 + (uint64(uint32(y))*(window-1))>>32
-	if i >= m {
-		i -= m
-	}
-	return i
+	// Wrap without a branch: in a table a few windows long the wrap is
+	// taken at random, and a mispredicted branch costs more than this.
+	return i - m&uint64(int64(m-1-i)>>63)
 }

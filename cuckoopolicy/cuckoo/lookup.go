@@ -46,7 +46,7 @@ func (s *Static) Contains(h uint64) bool {
 	if s.m == 0 {
 		return false
 	}
-	return lookup(s.data, s.m, s.seed, s.f, s.semi, h)
+	return Lookup(s.data, s.m, s.seed, s.f, s.semi, h)
 }
 
 // Lookup reports whether the static table in data (the packed table alone,
@@ -64,38 +64,20 @@ func Lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
 	if semi {
 		bb -= 4
 	}
-	want := uint64(0)
-	if m > 0 {
-		want = (m*bb+7)>>3 + padBytes
+	if m == 0 || uint64(len(data)) != (m*bb+7)>>3+padBytes {
+		return m != 0 || len(data) != 0
 	}
-	if uint64(len(data)) != want {
-		return true
-	}
-	if m == 0 {
-		return false
-	}
-	return lookup(data, m, seed, f, semi, h)
-}
-
-// lookup probes a validated table. Shift counts are masked with &63 (they
-// are all below 64 here) so that each variable shift compiles to one
-// instruction.
-func lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
 	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	i2 := second(i1, y, m)
 	fp := fingerprint(y, f)
 	if f > 16 {
-		t := table{data: data, m: m, f: f, semi: semi, bucketBits: bucketBitsFor(f, semi)}
+		t := table{data: data, m: m, f: f, semi: semi, bucketBits: uint(bb)}
 		return t.containsSlow(i1, i2, fp)
 	}
 	// 4f <= 64: each bucket is one unaligned 8-byte load. Both loads are
 	// issued before either bucket is compared.
-	bb := uint64(4 * f)
-	if semi {
-		bb -= 4
-	}
 	p1, p2 := i1*bb, i2*bb
 	w1 := binary.LittleEndian.Uint64(data[p1>>3:]) >> (p1 & 7)
 	w2 := binary.LittleEndian.Uint64(data[p2>>3:]) >> (p2 & 7)
