@@ -32,16 +32,11 @@ type table struct {
 	// fast: 4f <= 64, so a bucket, at any bit offset its index gives it, is
 	// one 8-byte load and its fingerprints fit one 64-bit word.
 	fast bool
-	// SWAR constants for the fast path.
-	ones  uint64 // a 1 at the bottom of each f-bit lane
-	highs uint64 // a 1 at the top of each f-bit lane
-	bmask uint64 // the low bucketBits bits
-	lmask uint64 // the low 4f bits: the four lanes
 }
 
 var errTableParams = errors.New("cuckoo: bad table parameters")
 
-// bucketBits returns the size in bits of one bucket.
+// bucketBitsFor returns the size in bits of one bucket.
 func bucketBitsFor(f uint, semi bool) uint {
 	if semi {
 		return slots*f - 4
@@ -88,14 +83,6 @@ func tableOn(data []byte, m uint64, f uint, semi bool) (table, error) {
 	}
 	t := table{data: data, m: m, f: f, semi: semi, bucketBits: bucketBitsFor(f, semi)}
 	t.fast = slots*f <= 64
-	if t.fast {
-		for j := uint(0); j < slots; j++ {
-			t.ones |= 1 << (j * f)
-		}
-		t.highs = t.ones << (f - 1)
-		t.bmask = math.MaxUint64 >> (64 - t.bucketBits)
-		t.lmask = math.MaxUint64 >> (64 - slots*f)
-	}
 	return t, nil
 }
 
@@ -174,15 +161,4 @@ func (t *table) containsSlow(i1, i2 uint64, fp uint32) bool {
 		}
 	}
 	return false
-}
-
-// count returns the number of nonempty slots in bucket i.
-func (t *table) count(i uint64) int {
-	n := 0
-	for _, v := range t.bucket(i) {
-		if v != 0 {
-			n++
-		}
-	}
-	return n
 }

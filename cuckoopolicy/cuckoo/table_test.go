@@ -1,6 +1,7 @@
 package cuckoo
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -8,7 +9,18 @@ import (
 // rawWord returns bucket i of a fast table as stored (not expanded).
 func (t *table) rawWord(i uint64) uint64 {
 	pos := i * uint64(t.bucketBits)
-	return t.load(pos>>3) >> (pos & 7) & t.bmask
+	return t.load(pos>>3) >> (pos & 7) & (math.MaxUint64 >> (64 - t.bucketBits))
+}
+
+// count returns the number of nonempty slots in bucket i.
+func (t *table) count(i uint64) int {
+	n := 0
+	for _, v := range t.bucket(i) {
+		if v != 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // TestTableEveryWidth fills tables of every width and layout with random
