@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/cuckoo"
 )
 
 // CuckooBloom is the Cuckoo Bloom filter of Mun and Lim, written here from
@@ -75,18 +77,23 @@ func (c *CuckooBloom) primary(h uint64, i int) uint64 {
 
 // Add inserts a key.
 func (c *CuckooBloom) Add(key []byte) {
-	h := hashKey(key)
+	h := cuckoo.Hash(key)
 	fp := c.fp(h)
 	for i := range c.k {
-		p := c.primary(h, i)
-		if v := c.cells[p]; v == fp || v == c.wild {
-			continue
+		if p := c.primary(h, i); !c.covered(p, fp) {
+			c.place(p, fp)
 		}
-		if v := c.cells[c.other(p, fp)]; v == fp || v == c.wild {
-			continue
-		}
-		c.place(p, fp)
 	}
+}
+
+// covered reports whether primary cell p or its secondary already answers
+// for fp.
+func (c *CuckooBloom) covered(p uint64, fp uint16) bool {
+	if v := c.cells[p]; v == fp || v == c.wild {
+		return true
+	}
+	v := c.cells[c.other(p, fp)]
+	return v == fp || v == c.wild
 }
 
 // place puts fp into cell p, relocating occupants along their other cells.
@@ -112,17 +119,12 @@ func (c *CuckooBloom) place(p uint64, fp uint16) {
 
 // Contains reports whether key may be in the set.
 func (c *CuckooBloom) Contains(key []byte) bool {
-	h := hashKey(key)
+	h := cuckoo.Hash(key)
 	fp := c.fp(h)
 	for i := range c.k {
-		p := c.primary(h, i)
-		if v := c.cells[p]; v == fp || v == c.wild {
-			continue
+		if !c.covered(c.primary(h, i), fp) {
+			return false
 		}
-		if v := c.cells[c.other(p, fp)]; v == fp || v == c.wild {
-			continue
-		}
-		return false
 	}
 	return true
 }

@@ -7,11 +7,11 @@ import (
 
 	"github.com/FastFilter/xorfilter"
 	"github.com/bits-and-blooms/bloom/v3"
-	"github.com/cespare/xxhash/v2"
 	"github.com/cockroachdb/pebble/v2"
 	pbloom "github.com/cockroachdb/pebble/v2/bloom"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/cuckoo"
 )
 
 // Filter is a built filter under measurement.
@@ -31,8 +31,6 @@ type Kind struct {
 	Name  string
 	Build func(keys Keys) (Filter, error)
 }
-
-func hashKey(key []byte) uint64 { return xxhash.Sum64(key) }
 
 // BuildPolicy runs a Pebble filter writer over keys and returns the block.
 func BuildPolicy(p pebble.FilterPolicy, keys Keys) []byte {
@@ -135,7 +133,7 @@ type Fuse[T xorfilter.Unsigned] struct{ f *xorfilter.BinaryFuse[T] }
 func FuseKind[T xorfilter.Unsigned](name string) Kind {
 	return Kind{Name: name, Build: func(keys Keys) (Filter, error) {
 		h := make([]uint64, 0, keys.Len())
-		keys.Each(func(k []byte) { h = append(h, hashKey(k)) })
+		keys.Each(func(k []byte) { h = append(h, cuckoo.Hash(k)) })
 		f, err := xorfilter.NewBinaryFuse[T](h)
 		if err != nil {
 			return nil, fmt.Errorf("binary fuse: %w", err)
@@ -145,14 +143,14 @@ func FuseKind[T xorfilter.Unsigned](name string) Kind {
 }
 
 // Contains implements Filter.
-func (f Fuse[T]) Contains(key []byte) bool { return f.f.Contains(xxhash.Sum64(key)) }
+func (f Fuse[T]) Contains(key []byte) bool { return f.f.Contains(cuckoo.Hash(key)) }
 
 // Count implements Filter.
 func (f Fuse[T]) Count(q *KeySet) int {
 	c := 0
 	w := q.Width
 	for i := 0; i+w <= len(q.Data); i += w {
-		if f.f.Contains(xxhash.Sum64(q.Data[i : i+w : i+w])) {
+		if f.f.Contains(cuckoo.Hash(q.Data[i : i+w : i+w])) {
 			c++
 		}
 	}
