@@ -149,68 +149,88 @@ func TestZeroFilter(t *testing.T) {
 	}
 }
 
+// keyOracle is the multiset oracle of the randomized filter tests: copies held per
+// key index, the indexes with copies (to pick one), and the total.
+type keyOracle struct {
+	held  map[uint64]int
+	keys  []uint64
+	total int
+}
+
+func newKeyOracle() *keyOracle { return &keyOracle{held: map[uint64]int{}} }
+
+// add records one more copy of k.
+func (o *keyOracle) add(k uint64) {
+	if o.held[k] == 0 {
+		o.keys = append(o.keys, k)
+	}
+	o.held[k]++
+	o.total++
+}
+
+// pick returns the position in keys and the index of a random held key.
+func (o *keyOracle) pick(r *rand.Rand) (int, uint64) {
+	j := r.IntN(len(o.keys))
+	return j, o.keys[j]
+}
+
+// remove drops one copy of the key at position j of keys.
+func (o *keyOracle) remove(j int) {
+	k := o.keys[j]
+	o.total--
+	if o.held[k]--; o.held[k] == 0 {
+		delete(o.held, k)
+		o.keys[j] = o.keys[len(o.keys)-1]
+		o.keys = o.keys[:len(o.keys)-1]
+	}
+}
+
 // dynOracle runs random inserts (new keys and copies), deletes of held keys
 // and lookups on f against a multiset, checking Count after every step and
 // every held key now and then. Inserts that fail must leave the filter as it
 // was; ops is the number of steps.
 func dynOracle(t *testing.T, f *Filter, r *rand.Rand, stream uint64, ops int) {
 	t.Helper()
-	held := map[uint64]int{} // key index -> copies
-	var keys []uint64        // indexes with copies, for picking one
+	o := newKeyOracle()
 	next := uint64(0)
 	buf := make([]byte, 16)
 	checkAll := func(step int) {
-		for k := range held {
+		for k := range o.held {
 			if !f.Contains(dynKey(buf, stream, k)) {
-				t.Fatalf("step %d: false negative for key %d (%d copies)", step, k, held[k])
+				t.Fatalf("step %d: false negative for key %d (%d copies)", step, k, o.held[k])
 			}
 		}
 	}
-	total := 0
 	failed := false // the last insert failed: delete next
 	for step := range ops {
 		op := r.IntN(10)
-		if failed && len(keys) > 0 {
+		if failed && len(o.keys) > 0 {
 			op, failed = 9, false
 		}
 		switch {
-		case op < 5 || len(keys) == 0: // a new key
+		case op < 7 || len(o.keys) == 0: // a new key, or another copy of a held one
 			k := next
-			next++
-			if err := f.Insert(dynKey(buf, stream, k)); err == nil {
-				held[k]++
-				keys = append(keys, k)
-				total++
-			} else if err != ErrFull {
-				t.Fatalf("step %d: Insert: %v", step, err)
+			if op >= 5 && len(o.keys) > 0 {
+				_, k = o.pick(r)
 			} else {
-				failed = true
+				next++
 			}
-		case op < 7: // another copy of a held key
-			k := keys[r.IntN(len(keys))]
 			if err := f.Insert(dynKey(buf, stream, k)); err == nil {
-				held[k]++
-				total++
+				o.add(k)
 			} else if err != ErrFull {
 				t.Fatalf("step %d: Insert: %v", step, err)
 			} else {
 				failed = true
 			}
 		default: // delete a copy of a held key
-			j := r.IntN(len(keys))
-			k := keys[j]
+			j, k := o.pick(r)
 			if !f.Delete(dynKey(buf, stream, k)) {
-				t.Fatalf("step %d: Delete of held key %d (%d copies) found nothing", step, k, held[k])
+				t.Fatalf("step %d: Delete of held key %d (%d copies) found nothing", step, k, o.held[k])
 			}
-			total--
-			if held[k]--; held[k] == 0 {
-				delete(held, k)
-				keys[j] = keys[len(keys)-1]
-				keys = keys[:len(keys)-1]
-			}
+			o.remove(j)
 		}
-		if f.Count() != total {
-			t.Fatalf("step %d: Count %d, oracle %d", step, f.Count(), total)
+		if f.Count() != o.total {
+			t.Fatalf("step %d: Count %d, oracle %d", step, f.Count(), o.total)
 		}
 		if step%512 == 0 {
 			checkAll(step)
@@ -218,7 +238,7 @@ func dynOracle(t *testing.T, f *Filter, r *rand.Rand, stream uint64, ops int) {
 	}
 	checkAll(ops)
 	// Deleting everything empties the filter.
-	for k, n := range held {
+	for k, n := range o.held {
 		for range n {
 			if !f.Delete(dynKey(buf, stream, k)) {
 				t.Fatalf("final delete of key %d found nothing", k)

@@ -36,54 +36,41 @@ func TestNewGrowingErrors(t *testing.T) {
 // every step and every held key often: no key may ever be lost.
 func growOracle(t *testing.T, g *Growing, r *rand.Rand, stream uint64, ops int, grow float64) map[uint64]int {
 	t.Helper()
-	held := map[uint64]int{}
-	var keys []uint64
+	o := newKeyOracle()
 	next := uint64(0)
 	buf := make([]byte, 16)
-	total := 0
 	for step := range ops {
 		switch x := r.Float64(); {
-		case x < grow || len(keys) == 0:
+		case x < grow+0.1 || len(o.keys) == 0: // a new key, or another copy of a held one
 			k := next
-			next++
+			if x >= grow && len(o.keys) > 0 {
+				_, k = o.pick(r)
+			} else {
+				next++
+			}
 			if err := g.Insert(dynKey(buf, stream, k)); err != nil {
 				t.Fatalf("step %d: Insert: %v", step, err)
 			}
-			held[k]++
-			keys = append(keys, k)
-			total++
-		case x < grow+0.1:
-			k := keys[r.IntN(len(keys))]
-			if err := g.Insert(dynKey(buf, stream, k)); err != nil {
-				t.Fatalf("step %d: Insert: %v", step, err)
-			}
-			held[k]++
-			total++
+			o.add(k)
 		default:
-			j := r.IntN(len(keys))
-			k := keys[j]
+			j, k := o.pick(r)
 			if !g.Delete(dynKey(buf, stream, k)) {
-				t.Fatalf("step %d: Delete of held key %d (%d copies) found nothing", step, k, held[k])
+				t.Fatalf("step %d: Delete of held key %d (%d copies) found nothing", step, k, o.held[k])
 			}
-			total--
-			if held[k]--; held[k] == 0 {
-				delete(held, k)
-				keys[j] = keys[len(keys)-1]
-				keys = keys[:len(keys)-1]
-			}
+			o.remove(j)
 		}
-		if g.Count() != total {
-			t.Fatalf("step %d: Count %d, oracle %d", step, g.Count(), total)
+		if g.Count() != o.total {
+			t.Fatalf("step %d: Count %d, oracle %d", step, g.Count(), o.total)
 		}
 		if step%256 == 0 || step == ops-1 {
-			for k := range held {
+			for k := range o.held {
 				if !g.Contains(dynKey(buf, stream, k)) {
-					t.Fatalf("step %d (%d stages): key %d (%d copies) lost", step, g.Stages(), k, held[k])
+					t.Fatalf("step %d (%d stages): key %d (%d copies) lost", step, g.Stages(), k, o.held[k])
 				}
 			}
 		}
 	}
-	return held
+	return o.held
 }
 
 // TestGrowingOracle interleaves inserts, copies and deletes while the chain
