@@ -425,13 +425,21 @@ func machine() string {
 
 type plotFunc func(file, title, xl, yl string, logY bool, legend int, xstep float64, cs []curve)
 
+// section writes a section heading, and says so when the section was not
+// measured in this run; it returns whether it was.
+func section(b *strings.Builder, title string, measured bool) bool {
+	b.WriteString("## " + title + "\n\n")
+	if !measured {
+		b.WriteString("Not measured in this run.\n\n")
+	}
+	return measured
+}
+
 func f2(x float64) string { return fmt.Sprintf("%.2f", x) }
 func f1(x float64) string { return fmt.Sprintf("%.1f", x) }
 
 func (r *Report) writeLoad(b *strings.Builder, plot plotFunc) {
-	b.WriteString("## 1. Load factor against fingerprint size (the paper's Table 2)\n\n")
-	if r.Load == nil {
-		b.WriteString("Not measured in this run.\n\n")
+	if !section(b, "1. Load factor against fingerprint size (the paper's Table 2)", r.Load != nil) {
 		return
 	}
 	l := r.Load
@@ -486,9 +494,7 @@ func (r *Report) writeLoad(b *strings.Builder, plot plotFunc) {
 }
 
 func (r *Report) writeFPR(b *strings.Builder, plot plotFunc) {
-	b.WriteString("## 2. False-positive rate against bits per key (the paper's Figure 2)\n\n")
-	if r.FPR == nil {
-		b.WriteString("Not measured in this run.\n\n")
+	if !section(b, "2. False-positive rate against bits per key (the paper's Figure 2)", r.FPR != nil) {
 		return
 	}
 	f := r.FPR
@@ -554,9 +560,7 @@ func (r *Report) writeFPR(b *strings.Builder, plot plotFunc) {
 }
 
 func (r *Report) writeLookup(b *strings.Builder, plot plotFunc) {
-	b.WriteString("## 3. Lookup time against the share of positive queries (the paper's Figure 3)\n\n")
-	if r.Lookup == nil {
-		b.WriteString("Not measured in this run.\n\n")
+	if !section(b, "3. Lookup time against the share of positive queries (the paper's Figure 3)", r.Lookup != nil) {
 		return
 	}
 	l := r.Lookup
@@ -622,9 +626,7 @@ func (r *Report) writeLookup(b *strings.Builder, plot plotFunc) {
 }
 
 func (r *Report) writeBuild(b *strings.Builder) {
-	b.WriteString("## 4. Build throughput and temporary memory\n\n")
-	if r.Build == nil {
-		b.WriteString("Not measured in this run.\n\n")
+	if !section(b, "4. Build throughput and temporary memory", r.Build != nil) {
 		return
 	}
 	b.WriteString("Keys come from one flat buffer (generation not timed); the writer's AddKey for every key, then " +
@@ -666,9 +668,7 @@ func (r *Report) writeBuild(b *strings.Builder) {
 }
 
 func (r *Report) writeReadAmp(b *strings.Builder) {
-	b.WriteString("## 5. Read amplification in a Pebble database\n\n")
-	if r.ReadAmp == nil {
-		b.WriteString("Not measured in this run.\n\n")
+	if !section(b, "5. Read amplification in a Pebble database", r.ReadAmp != nil) {
 		return
 	}
 	ra := r.ReadAmp
@@ -712,9 +712,7 @@ func ratioStr(a, base float64) string {
 }
 
 func (r *Report) writePeers(b *strings.Builder) {
-	b.WriteString("## 6. Seed systems and peers\n\n")
-	if r.CBF == nil && r.Peers == nil {
-		b.WriteString("Not measured in this run.\n\n")
+	if !section(b, "6. Seed systems and peers", r.CBF != nil || r.Peers != nil) {
 		return
 	}
 	if len(r.CBF) > 0 {
