@@ -164,22 +164,24 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 			touch += bs[i1].fp[3] + bs[i2].fp[3]
 		}
 		for j := 0; j < nb; j++ {
-			i1, i2, fp := ii[j][0], ii[j][1], fps[j]
+			i1, i2, fp := uint64(ii[j][0]), uint64(ii[j][1]), fps[j]
+			o1, o2 := offset(i1, i2, m), offset(i2, i1, m)
 			b1, b2 := &bs[i1], &bs[i2]
-			o1, o2 := offset(uint64(i1), uint64(i2), m), offset(uint64(i2), uint64(i1), m)
-			c1, d1 := scan(b1, fp, o1)
-			c2, d2 := scan(b2, fp, o2)
-			switch {
-			case d1 || d2:
-				continue
-			case c1 <= c2 && c1 < slots:
-				b1.fp[c1], b1.alt[c1] = fp, o1
-			case c2 < slots:
-				b2.fp[c2], b2.alt[c2] = fp, o2
-			default:
+			c1, c2 := fill(b1), fill(b2)
+			if min(clash(b1, fp, o1), clash(b2, fp, o2)) == 0 {
+				continue // a duplicate entry
+			}
+			// The emptier bucket, the first on a tie, selected without a
+			// branch: which one it is, is a coin toss.
+			s, c, o := b1, c1, o1
+			if c2 < c1 {
+				s, c, o = b2, c2, o2
+			}
+			if c == slots {
 				b.pending = append(b.pending, uint32(k0+j))
 				continue
 			}
+			s.fp[c&(slots-1)], s.alt[c&(slots-1)] = fp, o
 			placed++
 		}
 	}
@@ -225,19 +227,21 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 	return placed, true
 }
 
-// scan returns the number of occupied slots of a bucket and whether one of
-// them already holds fp with the same other bucket.
-func scan[F uint16 | uint32](s *slotSet[F], fp F, alt int16) (int, bool) {
-	for j := 0; j < slots; j++ {
-		if s.fp[j] == 0 {
-			return j, false
-		}
-		if s.fp[j] == fp && s.alt[j] == alt {
-			return j, true
-		}
-	}
-	return slots, false
+// fill returns the number of occupied slots of a bucket, and clash a value
+// that is zero if and only if one of them already holds fp with other
+// bucket alt. Neither branches: how full a bucket is, is unpredictable.
+func fill[F uint16 | uint32](s *slotSet[F]) int {
+	return used(s.fp[0]) + used(s.fp[1]) + used(s.fp[2]) + used(s.fp[3])
 }
+
+func clash[F uint16 | uint32](s *slotSet[F], fp F, alt int16) F {
+	a := F(uint16(alt))
+	return min(s.fp[0]^fp|(F(uint16(s.alt[0]))^a), s.fp[1]^fp|(F(uint16(s.alt[1]))^a),
+		s.fp[2]^fp|(F(uint16(s.alt[2]))^a), s.fp[3]^fp|(F(uint16(s.alt[3]))^a))
+}
+
+// used is 1 for a nonzero x, else 0.
+func used[F uint16 | uint32](x F) int { return int((uint64(x) + math.MaxUint32) >> 32) }
 
 const walkKicks = 500
 
@@ -266,10 +270,9 @@ type homelessEntry[F uint16 | uint32] struct {
 // kicks used.
 func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2 uint32) (int, homelessEntry[F], int) {
 	o1, o2 := offset(uint64(i1), uint64(i2), m), offset(uint64(i2), uint64(i1), m)
-	c1, d1 := scan(&bs[i1], fp, o1)
-	c2, d2 := scan(&bs[i2], fp, o2)
+	c1, c2 := fill(&bs[i1]), fill(&bs[i2])
 	switch {
-	case d1 || d2:
+	case min(clash(&bs[i1], fp, o1), clash(&bs[i2], fp, o2)) == 0:
 		return walkDup, homelessEntry[F]{}, 0
 	case c1 < slots:
 		bs[i1].fp[c1], bs[i1].alt[c1] = fp, o1
@@ -290,7 +293,7 @@ func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2
 			if t.fp[slots-1] != 0 {
 				continue
 			}
-			c, _ := scan(t, 0, 0)
+			c := fill(t)
 			t.fp[c], t.alt[c] = s.fp[j], offset(a, uint64(bi), m)
 			o := o1
 			if bi == i2 {
