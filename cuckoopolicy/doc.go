@@ -112,7 +112,9 @@
 // fingerprints sorted by their low 4 bits, the sorted nibbles stored as a
 // 12-bit code (their rank among the 3876 sorted 4-tuples of nibbles, in
 // lexicographic order) in the lowest bits, then the four high parts of f-4
-// bits each, in sorted order. Fingerprint 0 marks an empty slot.
+// bits each, in sorted order. Fingerprints with equal nibbles may come in
+// any order (the writer orders them by their high parts; readers compare all
+// four). Fingerprint 0 marks an empty slot.
 //
 // For a key with 64-bit xxhash h (arithmetic mod 2^64; hi64(a*b) is the high
 // word of the 128-bit product):

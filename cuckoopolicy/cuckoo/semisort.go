@@ -1,5 +1,7 @@
 package cuckoo
 
+import "math/bits"
+
 // Semi-sorting (Fan et al., section 5.2): a bucket's four fingerprints are
 // sorted by their low 4 bits. The sorted multiset of four nibbles takes one of
 // C(19,4) = 3876 values, stored as a 12-bit code instead of 16 bits, so a
@@ -43,18 +45,24 @@ func init() {
 	}
 }
 
-// sort4 sorts a bucket's fingerprints by their low nibble (a sorting network).
+// sort4 sorts a bucket's fingerprints by their low nibble (a sorting
+// network). Each fingerprint is rotated so that its nibble leads, and the
+// network compares with min and max, which need no branch: the order of
+// fingerprints is random, and a branch on it would be mispredicted half the
+// time.
 func sort4(s *[4]uint32) {
-	cas := func(i, j int) {
-		if s[i]&15 > s[j]&15 {
-			s[i], s[j] = s[j], s[i]
-		}
+	var t [4]uint32
+	for j := range t {
+		t[j] = bits.RotateLeft32(s[j], -4)
 	}
-	cas(0, 1)
-	cas(2, 3)
-	cas(0, 2)
-	cas(1, 3)
-	cas(1, 2)
+	t[0], t[1] = min(t[0], t[1]), max(t[0], t[1])
+	t[2], t[3] = min(t[2], t[3]), max(t[2], t[3])
+	t[0], t[2] = min(t[0], t[2]), max(t[0], t[2])
+	t[1], t[3] = min(t[1], t[3]), max(t[1], t[3])
+	t[1], t[2] = min(t[1], t[2]), max(t[1], t[2])
+	for j := range t {
+		s[j] = bits.RotateLeft32(t[j], 4)
+	}
 }
 
 // semiEncode packs four fingerprints of f bits (4 <= f <= 32) into a 12-bit
