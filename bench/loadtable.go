@@ -1,11 +1,13 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/cuckoo"
 )
 
 // PaperTable2 is the load factor the cuckoo-filter paper reports (Table 2:
@@ -134,9 +136,9 @@ func staticLoad(m, f int, target float64, seed uint64) (float64, string) {
 }
 
 func dynamicLoad(m, f, kicks int, seed uint64, pr *progress) (float64, error) {
-	// Ask for a bit less than 4m slots: New(capacity) promises capacity
-	// inserts, so it sizes the table at or above capacity/4 buckets.
-	d, err := newDynamic(int(float64(4*m)*0.9), DynConfig{FingerprintBits: f, MaxKicks: kicks, Seed: seed})
+	// Exactly m buckets, as in the paper. New(capacity) would size the
+	// table for its capacity promise, several times larger for f < 6.
+	d, err := cuckoo.NewBuckets(uint64(m), cuckoo.Config{FingerprintBits: f, MaxKicks: kicks, Seed: seed})
 	if err != nil {
 		return 0, err
 	}
@@ -145,7 +147,7 @@ func dynamicLoad(m, f, kicks int, seed uint64, pr *progress) (float64, error) {
 	for i := uint64(0); ; i++ {
 		g.Put(buf, i)
 		if err := d.Insert(buf); err != nil {
-			if d.full(err) {
+			if errors.Is(err, cuckoo.ErrFull) {
 				return d.LoadFactor(), nil
 			}
 			return 0, err
