@@ -26,7 +26,8 @@ type Builder struct {
 	small   []slotSet[uint16] // f <= 16
 	wide    []slotSet[uint32] // f > 16
 	pending []uint32
-	retry   []uint32
+	todo    []stray // entries for the eviction walks of one round
+	left    []stray // entries a walk of this round left without a slot
 	rng     uint64
 	touched uint64 // keeps the prefetching loads of place alive
 }
@@ -192,32 +193,32 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 	// A build that succeeds at load 0.975 uses about 2 kicks a key; an
 	// attempt that needs many more is better spent on another seed or size.
 	budget := 32*n + 4096
-	type entry struct {
-		fp       F
-		home, to uint32
-	}
-	var homeless []entry
-	for round := 0; len(b.pending) > 0 || len(homeless) > 0; round++ {
+	b.left = b.left[:0]
+	for round := 0; len(b.pending) > 0 || len(b.left) > 0; round++ {
 		if round == 8 {
 			return placed, false
 		}
-		todo := append(make([]entry, 0, len(homeless)+len(b.pending)), homeless...)
-		homeless = nil
+		if need := len(b.left) + len(b.pending); cap(b.todo) < need {
+			b.todo = make([]stray, 0, need)
+		}
+		todo := append(b.todo[:0], b.left...)
+		b.left = b.left[:0]
 		for _, k := range b.pending {
 			x := mix(keys.At(int(k)), seed)
 			y := remix(x)
 			i1 := reduce(x, m)
-			todo = append(todo, entry{F(fingerprint(y, f)), uint32(i1), uint32(second(i1, y, m))})
+			todo = append(todo, stray{fingerprint(y, f), uint32(i1), uint32(second(i1, y, m))})
 		}
+		b.todo = todo
 		b.pending = b.pending[:0]
 		for _, e := range todo {
-			res, left, used := walk(b, bs, m, e.fp, e.home, e.to)
+			res, left, used := walk(b, bs, m, F(e.fp), e.home, e.to)
 			budget -= used
 			switch res {
 			case walkPlaced:
 				placed++
 			case walkFailed:
-				homeless = append(homeless, entry{left.fp, left.home, left.to})
+				b.left = append(b.left, left)
 			}
 			if budget < 0 {
 				return placed, false
@@ -258,8 +259,10 @@ const (
 	walkFailed
 )
 
-type homelessEntry[F uint16 | uint32] struct {
-	fp       F
+// stray is an entry without a slot: its fingerprint, the bucket it is to go
+// in and its other bucket.
+type stray struct {
+	fp       uint32
 	home, to uint32
 }
 
@@ -268,18 +271,18 @@ type homelessEntry[F uint16 | uint32] struct {
 // room, then falls back to a random walk of evictions. It returns what
 // happened, the entry left without a slot when the walk failed, and the
 // kicks used.
-func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2 uint32) (int, homelessEntry[F], int) {
+func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2 uint32) (int, stray, int) {
 	o1, o2 := offset(uint64(i1), uint64(i2), m), offset(uint64(i2), uint64(i1), m)
 	c1, c2 := fill(&bs[i1]), fill(&bs[i2])
 	switch {
 	case min(clash(&bs[i1], fp, o1), clash(&bs[i2], fp, o2)) == 0:
-		return walkDup, homelessEntry[F]{}, 0
+		return walkDup, stray{}, 0
 	case c1 < slots:
 		bs[i1].fp[c1], bs[i1].alt[c1] = fp, o1
-		return walkPlaced, homelessEntry[F]{}, 0
+		return walkPlaced, stray{}, 0
 	case c2 < slots:
 		bs[i2].fp[c2], bs[i2].alt[c2] = fp, o2
-		return walkPlaced, homelessEntry[F]{}, 0
+		return walkPlaced, stray{}, 0
 	}
 	// One step ahead: move a resident of either bucket to its other bucket.
 	for _, bi := range [2]uint32{i1, i2} {
@@ -300,7 +303,7 @@ func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2
 				o = o2
 			}
 			s.fp[j], s.alt[j] = fp, o
-			return walkPlaced, homelessEntry[F]{}, 1
+			return walkPlaced, stray{}, 1
 		}
 	}
 	// Random walk: fp evicts a random resident of bucket bi and takes its
@@ -319,11 +322,11 @@ func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2
 		for j := 0; j < slots; j++ {
 			if t.fp[j] == 0 {
 				t.fp[j], t.alt[j] = fp, offset(bi, oth, m)
-				return walkPlaced, homelessEntry[F]{}, used
+				return walkPlaced, stray{}, used
 			}
 		}
 	}
-	return walkFailed, homelessEntry[F]{fp, uint32(bi), uint32(oth)}, walkKicks
+	return walkFailed, stray{uint32(fp), uint32(bi), uint32(oth)}, walkKicks
 }
 
 // encode appends the packed table of the placed keys to dst.
