@@ -71,13 +71,18 @@ func stat(x []float64) Stat {
 // LoadResult is the load-factor table.
 type LoadResult struct {
 	LogBuckets, Runs, MaxKicks int
+	StaticLogBuckets           int // the static builder's tables
 	Rows                       []LoadRow
 }
 
 // MeasureLoad fills tables of 2^LoadLogBuckets buckets until the first
 // insertion fails, for f = 2..16, LoadRuns times each.
 func MeasureLoad(c Config, pr *progress) (*LoadResult, error) {
-	r := &LoadResult{LogBuckets: c.LoadLogBuckets, Runs: c.LoadRuns, MaxKicks: c.LoadMaxKicks}
+	static := min(c.LoadStaticLogBuckets, c.LoadLogBuckets)
+	if static <= 0 {
+		static = c.LoadLogBuckets
+	}
+	r := &LoadResult{LogBuckets: c.LoadLogBuckets, Runs: c.LoadRuns, MaxKicks: c.LoadMaxKicks, StaticLogBuckets: static}
 	m := 1 << c.LoadLogBuckets
 	for f := 2; f <= 16; f++ {
 		row := LoadRow{F: f}
@@ -100,8 +105,8 @@ func MeasureLoad(c Config, pr *progress) (*LoadResult, error) {
 				row.StaticNote = "f < 4 unsupported by Policy"
 			} else if run < c.LoadStaticRuns {
 				for _, target := range []float64{StaticLoadTarget, StaticLoadMax} {
-					pr.Stage("load f=%d run %d/%d: static builder asked for load %.3f", f, run+1, c.LoadStaticRuns, target)
-					lf, note := staticLoad(m, f, target, seed)
+					pr.Stage("load f=%d run %d/%d: static builder, 2^%d buckets, asked for load %.3f", f, run+1, c.LoadStaticRuns, static, target)
+					lf, note := staticLoad(1<<static, f, target, seed)
 					switch {
 					case note != "":
 						row.StaticNote = note

@@ -447,12 +447,12 @@ func (r *Report) writeLoad(b *strings.Builder, plot plotFunc) {
 		"**Simulation**: a partial-key table in bench built to the paper's recipe (power-of-two buckets, "+
 		"alt = i XOR tag·0x5bd1e995, tag 0 mapped to 1, random-walk eviction), filled until the first failure. "+
 		"**Dynamic**: cuckoo.Filter (partial-key hashing), insert until ErrFull, LoadFactor. "+
-		"**Static**: the sstable builder, Policy{FingerprintBits: f, LoadFactor: L} over 4·2^%d·L keys, "+
+		"**Static**: the sstable builder, Policy{FingerprintBits: f, LoadFactor: L} over 4·2^%d·L keys%s, "+
 		"Inspect's LoadFactor (the builder grows the table when it cannot place every key), %d runs, asked for "+
 		"L = %.3f and for L = %.2f, above the (2,4) threshold of about 97.7%%.\n\n"+
 		"Small fingerprints fail early because few tags share few alternate buckets, and more so in a larger "+
 		"table (more places for the first overflow): rows for f < 6 match the paper only at its 2^25 buckets.\n\n",
-		l.LogBuckets, l.MaxKicks, l.Runs, l.LogBuckets, r.Config.LoadStaticRuns, StaticLoadTarget, StaticLoadMax)
+		l.LogBuckets, l.MaxKicks, l.Runs, l.StaticLogBuckets, staticSizeNote(l), r.Config.LoadStaticRuns, StaticLoadTarget, StaticLoadMax)
 	st := func(s Stat, note string) string {
 		if !s.Valid() {
 			if note == "" {
@@ -914,4 +914,14 @@ func bitsForFPR(f *FPRResult, series string, eps float64) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// staticSizeNote explains a static builder's table smaller than the others.
+func staticSizeNote(l *LoadResult) string {
+	if l.StaticLogBuckets >= l.LogBuckets {
+		return ""
+	}
+	return fmt.Sprintf(" (2^%d buckets, not 2^%d: so near the (2,4) threshold a build of 4·2^%d keys can take "+
+		"several attempts, and each failed one spends its budget of 32 kicks a key, minutes at that size)",
+		l.StaticLogBuckets, l.LogBuckets, l.LogBuckets)
 }
