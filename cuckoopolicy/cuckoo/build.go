@@ -82,9 +82,10 @@ const maxStaticBuckets = 1 << 32
 // keys.Len() and, when placement finds duplicates, again for the number of
 // distinct hashes, and rebuilds at that size if it is smaller. A size below
 // one bucket per four keys is raised to that. When placement fails Build
-// retries with the next seed, and from the fourth attempt on it also grows the
-// table by about 0.4% each time: it never fails and never drops a key. For
-// the same keys in the same order the output is the same.
+// retries with the next seed on a table about 0.4% larger (an attempt fails
+// when the table is past its load threshold, which another seed seldom
+// cures): it never fails and never drops a key. For the same keys in the same
+// order the output is the same.
 //
 // Build panics if f is outside [MinFingerprintBits, MaxFingerprintBits] or if
 // keys holds 2^32-1 hashes or more.
@@ -103,11 +104,11 @@ func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, buckets fu
 	size := func(n int) uint64 { return min(max(buckets(n), (uint64(n)+slots-1)/slots, 1), maxStaticBuckets) }
 	m := size(n)
 	resized := false
-	for attempt, tries := uint64(0), 0; ; attempt++ {
-		if tries >= 3 {
+	for attempt, grow := uint64(0), false; ; attempt++ {
+		if grow {
 			m += m/256 + 1
 		}
-		tries++
+		grow = true
 		var placed int
 		var ok bool
 		if f <= 16 {
@@ -121,7 +122,7 @@ func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, buckets fu
 		if placed < n && !resized {
 			resized = true
 			if md := size(placed); md < m {
-				m, tries = md, 0
+				m, grow = md, false
 				continue
 			}
 		}
@@ -194,8 +195,15 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 	// attempt that needs many more is better spent on another seed or size.
 	budget := 32*n + 4096
 	b.left = b.left[:0]
-	for round := 0; len(b.pending) > 0 || len(b.left) > 0; round++ {
-		if round == 8 {
+	// Each round retries what the last left homeless, a third as many or
+	// fewer while the table is below its threshold: a build of millions of
+	// keys near it needs a dozen rounds, so the attempt is given up only
+	// when rounds stop making progress (or the budget runs out).
+	best, stalled := math.MaxInt, 0
+	for len(b.pending) > 0 || len(b.left) > 0 {
+		if left := len(b.pending) + len(b.left); left < best {
+			best, stalled = left, 0
+		} else if stalled++; stalled == maxStalls {
 			return placed, false
 		}
 		if need := len(b.left) + len(b.pending); cap(b.todo) < need {
@@ -245,6 +253,10 @@ func clash[F uint16 | uint32](s *slotSet[F], fp F, alt int16) F {
 func used[F uint16 | uint32](x F) int { return int((uint64(x) + math.MaxUint32) >> 32) }
 
 const walkKicks = 500
+
+// maxStalls is how many rounds of walks in a row may fail to leave fewer
+// entries homeless before a build attempt is given up.
+const maxStalls = 3
 
 func (b *Builder) next() uint64 {
 	b.rng ^= b.rng << 13

@@ -51,17 +51,19 @@ func TestBuildNeverFails(t *testing.T) {
 }
 
 // TestBuildLoadThreshold: the builder reaches 97.5% load for f >= 8 without
-// growing the table, at sizes from a few thousand keys up.
+// growing the table, at sizes from a few thousand keys up to millions, where
+// the last homeless entries take a dozen rounds of walks.
 func TestBuildLoadThreshold(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 5))
-	n := 400000
+	cases := []struct{ n, f int }{{400000, 8}, {400000, 13}, {400000, 16}, {4000000, 13}}
 	if testing.Short() {
-		n = 100000
+		cases = []struct{ n, f int }{{100000, 8}, {100000, 13}, {100000, 16}}
 	}
 	var b Builder
-	for _, f := range []int{8, 13, 16} {
+	for _, tc := range cases {
+		n, f := tc.n, tc.f
 		var l HashList
 		for range n {
 			l.Add(r.Uint64())
@@ -69,13 +71,13 @@ func TestBuildLoadThreshold(t *testing.T) {
 		m := uint64(float64(n)/(4*0.975)) + 1
 		data, p := b.Build(nil, &l, f, true, fixed(m))
 		load := float64(p.Keys) / float64(4*p.Buckets)
-		t.Logf("f=%d: load %.4f after %d seeds", f, load, p.Seed+1)
+		t.Logf("n=%d f=%d: load %.4f after %d seeds", n, f, load, p.Seed+1)
 		if load < 0.975-1e-3 {
-			t.Errorf("f=%d: load %.4f, table grew from %d to %d buckets", f, load, m, p.Buckets)
+			t.Errorf("n=%d f=%d: load %.4f, table grew from %d to %d buckets", n, f, load, m, p.Buckets)
 		}
 		for i := range n {
 			if !Lookup(data, p.Buckets, p.Seed, uint(f), true, l.At(i)) {
-				t.Fatalf("f=%d: key %d lost", f, i)
+				t.Fatalf("n=%d f=%d: key %d lost", n, f, i)
 			}
 		}
 		l.Reset()
