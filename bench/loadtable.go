@@ -72,6 +72,7 @@ func stat(x []float64) Stat {
 type LoadResult struct {
 	LogBuckets, Runs, MaxKicks int
 	StaticLogBuckets           int // the static builder's tables
+	StaticRuns                 int
 	Rows                       []LoadRow
 }
 
@@ -82,7 +83,8 @@ func MeasureLoad(c Config, pr *progress) (*LoadResult, error) {
 	if static <= 0 {
 		static = c.LoadLogBuckets
 	}
-	r := &LoadResult{LogBuckets: c.LoadLogBuckets, Runs: c.LoadRuns, MaxKicks: c.LoadMaxKicks, StaticLogBuckets: static}
+	r := &LoadResult{LogBuckets: c.LoadLogBuckets, Runs: c.LoadRuns, MaxKicks: c.LoadMaxKicks,
+		StaticLogBuckets: static, StaticRuns: min(c.LoadStaticRuns, c.LoadRuns)}
 	m := 1 << c.LoadLogBuckets
 	for f := 2; f <= 16; f++ {
 		row := LoadRow{F: f}
@@ -103,9 +105,9 @@ func MeasureLoad(c Config, pr *progress) (*LoadResult, error) {
 			}
 			if f < 4 {
 				row.StaticNote = "f < 4 unsupported by Policy"
-			} else if run < c.LoadStaticRuns {
+			} else if run < r.StaticRuns {
 				for _, target := range []float64{StaticLoadTarget, StaticLoadMax} {
-					pr.Stage("load f=%d run %d/%d: static builder, 2^%d buckets, asked for load %.3f", f, run+1, c.LoadStaticRuns, static, target)
+					pr.Stage("load f=%d run %d/%d: static builder, 2^%d buckets, asked for load %.3f", f, run+1, r.StaticRuns, static, target)
 					lf, note := staticLoad(1<<static, f, target, seed)
 					switch {
 					case note != "":

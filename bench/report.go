@@ -452,7 +452,7 @@ func (r *Report) writeLoad(b *strings.Builder, plot plotFunc) {
 		"L = %.3f and for L = %.2f, above the (2,4) threshold of about 97.7%%.\n\n"+
 		"Small fingerprints fail early because few tags share few alternate buckets, and more so in a larger "+
 		"table (more places for the first overflow): rows for f < 6 match the paper only at its 2^25 buckets.\n\n",
-		l.LogBuckets, l.MaxKicks, l.Runs, l.StaticLogBuckets, staticSizeNote(l), r.Config.LoadStaticRuns, StaticLoadTarget, StaticLoadMax)
+		l.LogBuckets, l.MaxKicks, l.Runs, l.StaticLogBuckets, staticSizeNote(l), l.StaticRuns, StaticLoadTarget, StaticLoadMax)
 	st := func(s Stat, note string) string {
 		if !s.Valid() {
 			if note == "" {
