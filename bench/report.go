@@ -24,6 +24,7 @@ var Sections = []string{"fpr", "load", "lookup", "build", "readamp", "peers"}
 type Report struct {
 	Config   Config
 	Command  string
+	Revision string // the commit measured, read when the run starts
 	Start    time.Time
 	Elapsed  map[string]time.Duration
 	Failures map[string]string
@@ -54,7 +55,7 @@ func Run(c Config, out string, sections []string, command string) (*Report, erro
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}
-	r := &Report{Config: c, Command: command, Start: time.Now(),
+	r := &Report{Config: c, Command: command, Revision: revision(), Start: time.Now(),
 		Elapsed: map[string]time.Duration{}, Failures: map[string]string{}}
 	pr := newProgress(c.Progress)
 	for _, s := range Sections {
@@ -318,7 +319,7 @@ func (r *Report) Write(dir string) error {
 	}
 	c := r.Config
 	b.WriteString("# pebble-cuckoo benchmark report\n\n")
-	b.WriteString(machine())
+	b.WriteString(machine(r.Revision))
 	fmt.Fprintf(&b, "- Command: `%s`\n- Mode: %s; started %s; ran %s so far",
 		r.Command, c.Mode, r.Start.Format(time.RFC3339), time.Since(r.Start).Round(time.Second))
 	var secs []string
@@ -370,7 +371,40 @@ func (r *Report) Write(dir string) error {
 	return os.WriteFile(filepath.Join(dir, "REPORT.md"), []byte(b.String()), 0o644)
 }
 
-func machine() string {
+// revision names the commit the binary was built from: the build's VCS
+// stamp, or for go run (which has none) the checkout's HEAD when the run
+// starts, since a long run may outlive it.
+func revision() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var rev string
+		var modified bool
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+		if len(rev) >= 7 {
+			if modified {
+				return rev[:7] + " (uncommitted changes)"
+			}
+			return rev[:7]
+		}
+	}
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	rev := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain").Output(); err == nil && len(st) > 0 {
+		rev += " (uncommitted changes)"
+	}
+	return rev
+}
+
+func machine(rev string) string {
 	var b strings.Builder
 	model, cache := "unknown", ""
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
@@ -412,11 +446,7 @@ func machine() string {
 			}
 		}
 	}
-	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
-		rev := strings.TrimSpace(string(out))
-		if st, err := exec.Command("git", "status", "--porcelain").Output(); err == nil && len(st) > 0 {
-			rev += " (uncommitted changes)"
-		}
+	if rev != "" {
 		fmt.Fprintf(&b, "; commit %s", rev)
 	}
 	b.WriteString("\n")
