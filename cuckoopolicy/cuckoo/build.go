@@ -201,13 +201,14 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 	// when rounds stop making progress (or the budget runs out).
 	best, stalled := math.MaxInt, 0
 	for len(b.pending) > 0 || len(b.left) > 0 {
-		if left := len(b.pending) + len(b.left); left < best {
-			best, stalled = left, 0
+		homeless := len(b.pending) + len(b.left)
+		if homeless < best {
+			best, stalled = homeless, 0
 		} else if stalled++; stalled == maxStalls {
 			return placed, false
 		}
-		if need := len(b.left) + len(b.pending); cap(b.todo) < need {
-			b.todo = make([]stray, 0, need)
+		if cap(b.todo) < homeless {
+			b.todo = make([]stray, 0, homeless)
 		}
 		todo := append(b.todo[:0], b.left...)
 		b.left = b.left[:0]
@@ -236,13 +237,15 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 	return placed, true
 }
 
-// fill returns the number of occupied slots of a bucket, and clash a value
-// that is zero if and only if one of them already holds fp with other
-// bucket alt. Neither branches: how full a bucket is, is unpredictable.
+// fill returns the number of occupied slots of a bucket (they fill from the
+// front). Like clash it has no branch: how full a bucket is, and whether a
+// fingerprint is in it, cannot be predicted.
 func fill[F uint16 | uint32](s *slotSet[F]) int {
 	return used(s.fp[0]) + used(s.fp[1]) + used(s.fp[2]) + used(s.fp[3])
 }
 
+// clash returns zero if and only if a slot of the bucket holds fp with other
+// bucket alt: the entry is already placed.
 func clash[F uint16 | uint32](s *slotSet[F], fp F, alt int16) F {
 	a := F(uint16(alt))
 	return min(s.fp[0]^fp|(F(uint16(s.alt[0]))^a), s.fp[1]^fp|(F(uint16(s.alt[1]))^a),
