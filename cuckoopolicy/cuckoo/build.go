@@ -82,10 +82,10 @@ const maxStaticBuckets = 1 << 32
 // keys.Len() and, when placement finds duplicates, again for the number of
 // distinct hashes, and rebuilds at that size if it is smaller. A size below
 // one bucket per four keys is raised to that. When placement fails Build
-// retries with the next seed on a table about 0.4% larger (an attempt fails
-// when the table is past its load threshold, which another seed seldom
-// cures): it never fails and never drops a key. For the same keys in the same
-// order the output is the same.
+// retries with the next seed: at the same size when only a few entries were
+// left without a slot (bad luck), else on a table about 0.4% larger (the
+// table is past its load threshold). It never fails and never drops a key.
+// For the same keys in the same order the output is the same.
 //
 // Build panics if f is outside [MinFingerprintBits, MaxFingerprintBits] or if
 // keys holds 2^32-1 hashes or more.
@@ -104,25 +104,28 @@ func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, buckets fu
 	size := func(n int) uint64 { return min(max(buckets(n), (uint64(n)+slots-1)/slots, 1), maxStaticBuckets) }
 	m := size(n)
 	resized := false
-	for attempt, grow := uint64(0), false; ; attempt++ {
-		if grow {
-			m += m/256 + 1
-		}
-		grow = true
-		var placed int
-		var ok bool
+	for attempt, reseeds := uint64(0), 0; ; attempt++ {
+		var placed, homeless int
 		if f <= 16 {
-			placed, ok = place(b, &b.small, keys, m, attempt, uint(f))
+			placed, homeless = place(b, &b.small, keys, m, attempt, uint(f))
 		} else {
-			placed, ok = place(b, &b.wide, keys, m, attempt, uint(f))
+			placed, homeless = place(b, &b.wide, keys, m, attempt, uint(f))
 		}
-		if !ok {
+		if homeless > 0 {
+			// A few entries left over is bad luck in a few crowded
+			// buckets, which another seed at the same size usually avoids;
+			// many mean the table is past its load threshold.
+			if homeless <= nearMiss && reseeds < maxReseeds {
+				reseeds++
+			} else {
+				m, reseeds = m+m/256+1, 0
+			}
 			continue
 		}
 		if placed < n && !resized {
 			resized = true
 			if md := size(placed); md < m {
-				m, grow = md, false
+				m, reseeds = md, 0
 				continue
 			}
 		}
@@ -133,8 +136,9 @@ func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, buckets fu
 }
 
 // place tries to put every hash in a table of m buckets with the given seed.
-// It returns the number of distinct entries placed.
-func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, seed uint64, f uint) (int, bool) {
+// It returns the number of distinct entries placed and, when it gives up, the
+// fewest entries it had left without a slot (0: every hash is in).
+func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, seed uint64, f uint) (int, int) {
 	n := keys.Len()
 	if uint64(cap(*buf)) < m {
 		// Room for a few growth steps, so that a rebuild does not allocate.
@@ -205,7 +209,7 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 		if homeless < best {
 			best, stalled = homeless, 0
 		} else if stalled++; stalled == maxStalls {
-			return placed, false
+			return placed, best
 		}
 		if cap(b.todo) < homeless {
 			b.todo = make([]stray, 0, homeless)
@@ -230,11 +234,11 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 				b.left = append(b.left, left)
 			}
 			if budget < 0 {
-				return placed, false
+				return placed, best
 			}
 		}
 	}
-	return placed, true
+	return placed, 0
 }
 
 // fill returns the number of occupied slots of a bucket (they fill from the
@@ -256,6 +260,14 @@ func clash[F uint16 | uint32](s *slotSet[F], fp F, alt int16) F {
 func used[F uint16 | uint32](x F) int { return int((uint64(x) + math.MaxUint32) >> 32) }
 
 const walkKicks = 500
+
+// A failed attempt that left at most nearMiss entries homeless is retried
+// with another seed at the same size, up to maxReseeds times in a row; one
+// that left more, or the last of those, grows the table.
+const (
+	nearMiss   = 8
+	maxReseeds = 2
+)
 
 // maxStalls is how many rounds of walks in a row may fail to leave fewer
 // entries homeless before a build attempt is given up.
