@@ -386,8 +386,7 @@ func encodeSlots[F uint16 | uint32](t *table, bs []slotSet[F], semi bool) {
 			}
 			var w uint64
 			if semi {
-				fps := [slots]uint32{uint32(s.fp[0]), uint32(s.fp[1]), uint32(s.fp[2]), uint32(s.fp[3])}
-				w, _ = semiEncode(fps, f)
+				w = semiWord([slots]uint32{uint32(s.fp[0]), uint32(s.fp[1]), uint32(s.fp[2]), uint32(s.fp[3])}, f)
 			} else {
 				w = uint64(s.fp[0]) | uint64(s.fp[1])<<f | uint64(s.fp[2])<<(2*f) | uint64(s.fp[3])<<(3*f)
 			}

@@ -82,6 +82,24 @@ func semiEncode(s [4]uint32, f uint) (lo, hi uint64) {
 	return lo, hi
 }
 
+// semiWord is semiEncode for a bucket of at most 64 bits (f <= 17), the
+// table builder's case, with no branch: the fingerprints are sorted with
+// their nibbles rotated to the top and taken apart from there.
+func semiWord(s [4]uint32, f uint) uint64 {
+	a, b := bits.RotateLeft32(s[0], -4), bits.RotateLeft32(s[1], -4)
+	c, d := bits.RotateLeft32(s[2], -4), bits.RotateLeft32(s[3], -4)
+	a, b = min(a, b), max(a, b)
+	c, d = min(c, d), max(c, d)
+	a, c = min(a, c), max(a, c)
+	b, d = min(b, d), max(b, d)
+	b, c = min(b, c), max(b, c)
+	nibs := uint16(a>>28) | uint16(b>>28)<<4 | uint16(c>>28)<<8 | uint16(d>>28)<<12
+	const high = 1<<28 - 1 // the f-4 high bits of a fingerprint, f <= 32
+	r := (f - 4) & 63
+	return uint64(encodeTable[nibs]) | uint64(a&high)<<12 | uint64(b&high)<<((12+r)&63) |
+		uint64(c&high)<<((12+2*r)&63) | uint64(d&high)<<((12+3*r)&63)
+}
+
 // semiDecode is the inverse of semiEncode.
 func semiDecode(lo, hi uint64, f uint) (s [4]uint32) {
 	nibs := decodeTable[lo&0xfff]

@@ -71,6 +71,13 @@ func TestSemiSortEveryCodeEveryWidth(t *testing.T) {
 			if multiset(semiDecode(lo, hi, f)) != multiset(want[c]) {
 				t.Fatalf("f=%d code %d: semiEncode/semiDecode mismatch", f, c)
 			}
+			if 4*f-4 <= 64 {
+				sh := want[c]
+				r.Shuffle(4, func(i, j int) { sh[i], sh[j] = sh[j], sh[i] })
+				if w := semiWord(sh, f); w != lo || hi != 0 {
+					t.Fatalf("f=%d code %d: semiWord %x, semiEncode %x %x", f, c, w, hi, lo)
+				}
+			}
 			for _, fp := range want[c] {
 				if fp != 0 && !tb.contains(uint64(c), uint64(c), fp) {
 					t.Fatalf("f=%d code %d: contains(%x) false", f, c, fp)
