@@ -19,9 +19,9 @@ type Config struct {
 	LoadMaxKicks   int
 	LoadStaticRuns int // runs of the static builder (deterministic per key set)
 	// LoadStaticLogBuckets sizes the static builder's tables. It stays
-	// below the full run's 2^25: at 0.975, a hair under the (2,4)
-	// threshold, a 130M-key build may need several attempts, and each
-	// failed one spends its whole budget of 32 kicks a key (minutes).
+	// below the full run's 2^25: the column makes 26 builds a run, and one
+	// of 130M keys takes a minute or more (two attempts when asked above
+	// the (2,4) threshold).
 	LoadStaticLogBuckets int
 
 	// False-positive rate against bits per key (Figure 2).

@@ -951,7 +951,7 @@ func staticSizeNote(l *LoadResult) string {
 	if l.StaticLogBuckets >= l.LogBuckets {
 		return ""
 	}
-	return fmt.Sprintf(" (2^%d buckets, not 2^%d: so near the (2,4) threshold a build of 4·2^%d keys can take "+
-		"several attempts, and each failed one spends its budget of 32 kicks a key, minutes at that size)",
+	return fmt.Sprintf(" (2^%d buckets, not 2^%d: the column makes 26 builds a run, and at 4·2^%d keys each "+
+		"takes a minute or more, two attempts when asked above the threshold)",
 		l.StaticLogBuckets, l.LogBuckets, l.LogBuckets)
 }
