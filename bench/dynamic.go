@@ -12,8 +12,22 @@ type dynamic struct {
 }
 
 func newDynamic(capacity int, c DynConfig) (dynFilter, error) {
-	f, err := cuckoo.New(capacity, cuckoo.Config{FingerprintBits: c.FingerprintBits,
-		SemiSort: c.SemiSort, MaxKicks: c.MaxKicks, Seed: c.Seed})
+	f, err := cuckoo.New(capacity, c.config())
+	return wrapDynamic(f, err, c)
+}
+
+// newDynamicBuckets is newDynamic for a table of exactly m buckets, with no
+// capacity promise.
+func newDynamicBuckets(m int, c DynConfig) (dynFilter, error) {
+	f, err := cuckoo.NewBuckets(uint64(m), c.config())
+	return wrapDynamic(f, err, c)
+}
+
+func (c DynConfig) config() cuckoo.Config {
+	return cuckoo.Config{FingerprintBits: c.FingerprintBits, SemiSort: c.SemiSort, MaxKicks: c.MaxKicks, Seed: c.Seed}
+}
+
+func wrapDynamic(f *cuckoo.Filter, err error, c DynConfig) (dynFilter, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -1,13 +1,11 @@
 package bench
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
-	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/cuckoo"
 )
 
 // PaperTable2 is the load factor the cuckoo-filter paper reports (Table 2:
@@ -145,7 +143,7 @@ func staticLoad(m, f int, target float64, seed uint64) (float64, string) {
 func dynamicLoad(m, f, kicks int, seed uint64, pr *progress) (float64, error) {
 	// Exactly m buckets, as in the paper. New(capacity) would size the
 	// table for its capacity promise, several times larger for f < 6.
-	d, err := cuckoo.NewBuckets(uint64(m), cuckoo.Config{FingerprintBits: f, MaxKicks: kicks, Seed: seed})
+	d, err := newDynamicBuckets(m, DynConfig{FingerprintBits: f, MaxKicks: kicks, Seed: seed})
 	if err != nil {
 		return 0, err
 	}
@@ -154,7 +152,7 @@ func dynamicLoad(m, f, kicks int, seed uint64, pr *progress) (float64, error) {
 	for i := uint64(0); ; i++ {
 		g.Put(buf, i)
 		if err := d.Insert(buf); err != nil {
-			if errors.Is(err, cuckoo.ErrFull) {
+			if d.full(err) {
 				return d.LoadFactor(), nil
 			}
 			return 0, err
