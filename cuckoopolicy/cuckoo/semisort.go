@@ -45,24 +45,26 @@ func init() {
 	}
 }
 
-// sort4 sorts a bucket's fingerprints by their low nibble (a sorting
-// network). Each fingerprint is rotated so that its nibble leads, and the
-// network compares with min and max, which need no branch: the order of
-// fingerprints is random, and a branch on it would be mispredicted half the
-// time.
+// byNibble returns a bucket's fingerprints rotated so that their low nibble
+// leads, in ascending order: sorted by nibble (ties by the high bits). The
+// sorting network compares with min and max, which need no branch: the order
+// of fingerprints is random, and a branch on it would be mispredicted half
+// the time.
+func byNibble(a, b, c, d uint32) (uint32, uint32, uint32, uint32) {
+	a, b = bits.RotateLeft32(a, -4), bits.RotateLeft32(b, -4)
+	c, d = bits.RotateLeft32(c, -4), bits.RotateLeft32(d, -4)
+	a, b = min(a, b), max(a, b)
+	c, d = min(c, d), max(c, d)
+	a, c = min(a, c), max(a, c)
+	b, d = min(b, d), max(b, d)
+	b, c = min(b, c), max(b, c)
+	return a, b, c, d
+}
+
+// sort4 sorts a bucket's fingerprints by their low nibble.
 func sort4(s *[4]uint32) {
-	var t [4]uint32
-	for j := range t {
-		t[j] = bits.RotateLeft32(s[j], -4)
-	}
-	t[0], t[1] = min(t[0], t[1]), max(t[0], t[1])
-	t[2], t[3] = min(t[2], t[3]), max(t[2], t[3])
-	t[0], t[2] = min(t[0], t[2]), max(t[0], t[2])
-	t[1], t[3] = min(t[1], t[3]), max(t[1], t[3])
-	t[1], t[2] = min(t[1], t[2]), max(t[1], t[2])
-	for j := range t {
-		s[j] = bits.RotateLeft32(t[j], 4)
-	}
+	a, b, c, d := byNibble(s[0], s[1], s[2], s[3])
+	*s = [4]uint32{bits.RotateLeft32(a, 4), bits.RotateLeft32(b, 4), bits.RotateLeft32(c, 4), bits.RotateLeft32(d, 4)}
 }
 
 // semiEncode packs four fingerprints of f bits (4 <= f <= 32) into a 12-bit
@@ -83,16 +85,10 @@ func semiEncode(s [4]uint32, f uint) (lo, hi uint64) {
 }
 
 // semiWord is semiEncode for a bucket of at most 64 bits (f <= 17), the
-// table builder's case, with no branch: the fingerprints are sorted with
-// their nibbles rotated to the top and taken apart from there.
+// table builder's case, with no branch: the bucket is assembled from the
+// rotated fingerprints byNibble sorts.
 func semiWord(s [4]uint32, f uint) uint64 {
-	a, b := bits.RotateLeft32(s[0], -4), bits.RotateLeft32(s[1], -4)
-	c, d := bits.RotateLeft32(s[2], -4), bits.RotateLeft32(s[3], -4)
-	a, b = min(a, b), max(a, b)
-	c, d = min(c, d), max(c, d)
-	a, c = min(a, c), max(a, c)
-	b, d = min(b, d), max(b, d)
-	b, c = min(b, c), max(b, c)
+	a, b, c, d := byNibble(s[0], s[1], s[2], s[3])
 	nibs := uint16(a>>28) | uint16(b>>28)<<4 | uint16(c>>28)<<8 | uint16(d>>28)<<12
 	const high = 1<<28 - 1 // the f-4 high bits of a fingerprint, f <= 32
 	r := (f - 4) & 63
