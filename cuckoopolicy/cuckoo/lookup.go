@@ -1,5 +1,7 @@
 package cuckoo
 
+//go:generate go run gen_lookup.go
+
 import (
 	"encoding/binary"
 	"math"
@@ -68,21 +70,41 @@ func Lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
 		return m != 0 || len(data) != 0
 	}
 	x := mix(h, seed)
+	if f <= 16 {
+		return fastLookups[b2i(semi)][f](data, m, x)
+	}
 	y := remix(x)
 	i1 := reduce(x, m)
-	i2 := second(i1, y, m)
-	fp := fingerprint(y, f)
-	if f > 16 {
-		t := table{data: data, m: m, f: f, semi: semi, bucketBits: uint(bb)}
-		return t.containsSlow(i1, i2, fp)
-	}
-	// 4f <= 64: each bucket is one unaligned 8-byte load. Both loads are
-	// issued before either bucket is compared.
-	p1, p2 := i1*bb, i2*bb
-	w1 := binary.LittleEndian.Uint64(data[p1>>3:]) >> (p1 & 7)
-	w2 := binary.LittleEndian.Uint64(data[p2>>3:]) >> (p2 & 7)
-	return probe(w1, w2, fp, f, semi)
+	t := table{data: data, m: m, f: f, semi: semi, bucketBits: uint(bb)}
+	return t.containsSlow(i1, second(i1, y, m), fingerprint(y, f))
 }
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// load returns the 8 bytes of data from bit offset p on, shifted down to bit 0.
+func load(data []byte, p uint64) uint64 {
+	return binary.LittleEndian.Uint64(data[p>>3:]) >> (p & 7)
+}
+
+// spreadNarrow[r][s] moves bit j of the slot mask s to bit j*r+r-1, for
+// remainders of r < 5 bits, where one multiply would carry between lanes.
+var spreadNarrow = func() (t [5][16]uint64) {
+	for r := 1; r < 5; r++ {
+		for s := range 16 {
+			for j := range 4 {
+				if s>>j&1 != 0 {
+					t[r][s] |= 1 << (j*r + r - 1)
+				}
+			}
+		}
+	}
+	return t
+}()
 
 // probe reports whether either of two fast buckets (4f <= 64), as loaded
 // and shifted down to bit 0, holds fp. Bits above a bucket are ignored.

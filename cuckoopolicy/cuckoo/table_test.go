@@ -1,8 +1,12 @@
 package cuckoo
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -145,5 +149,87 @@ func TestFingerprintRange(t *testing.T) {
 				t.Fatalf("fingerprint(%x, %d) = %d", y, f, fp)
 			}
 		}
+	}
+}
+
+// TestFastLookups checks each width-specialized entry of Lookup's fast path
+// against the table's slot-by-slot read, on buckets planted around the
+// probed fingerprint: copies of it, decoys that differ only in the low
+// nibble or only above it, random values and empty slots.
+func TestFastLookups(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 5))
+	for f := uint(MinFingerprintBits); f <= 16; f++ {
+		for _, semi := range []bool{false, true} {
+			fast := fastLookups[b2i(semi)][f]
+			if fast == nil {
+				t.Fatalf("f=%d semi=%v: no fast lookup", f, semi)
+			}
+			mask := uint32(1)<<f - 1
+			for _, m := range []uint64{1, 2, 7, 100, window + 3} {
+				tb, err := newTable(m, f, semi)
+				if err != nil {
+					t.Fatal(err)
+				}
+				hits := 0
+				for range 3000 {
+					h, s := r.Uint64(), r.Uint64()
+					i1, i2, fp := staticAddr(h, s, m, f)
+					slot := func() uint32 {
+						var v uint32
+						switch r.IntN(6) {
+						case 0:
+							v = fp
+						case 1:
+							v = fp ^ uint32(1+r.IntN(15))
+						case 2:
+							v = fp ^ uint32(1+r.IntN(int(mask>>4)|1))<<4
+						case 3:
+							v = r.Uint32()
+						}
+						return v & mask
+					}
+					for _, i := range []uint64{i1, i2} {
+						tb.setBucket(i, [4]uint32{slot(), slot(), slot(), slot()})
+					}
+					want := tb.containsSlow(i1, i2, fp)
+					if got := fast(tb.data, m, mix(h, s)); got != want {
+						t.Fatalf("f=%d semi=%v m=%d: fast lookup %v, buckets %v %v hold %x: %v",
+							f, semi, m, got, tb.bucket(i1), tb.bucket(i2), fp, want)
+					}
+					if want {
+						hits++
+					}
+				}
+				if hits == 0 || hits == 3000 {
+					t.Fatalf("f=%d semi=%v m=%d: %d hits of 3000, the test plants nothing", f, semi, m, hits)
+				}
+			}
+		}
+	}
+}
+
+// TestFastLookupsGenerated checks that lookup_fast.go is what gen_lookup.go
+// writes: edit the generator, not its output, and run go generate.
+func TestFastLookupsGenerated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go tool; -short skips it")
+	}
+	out := filepath.Join(t.TempDir(), "lookup_fast.go")
+	cmd := exec.Command("go", "run", "gen_lookup.go", "-o", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go run gen_lookup.go: %v\n%s", err, b)
+	}
+	want, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("lookup_fast.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("lookup_fast.go is stale: run go generate in cuckoopolicy/cuckoo")
 	}
 }
