@@ -115,13 +115,16 @@ func mayContain(ftype pebble.FilterType, filter, key []byte) bool {
 	if n < trailerLen {
 		return true
 	}
+	// Hash first: nothing else is live across the call, so nothing is
+	// spilled around it.
+	h := cuckoo.Hash(key)
 	m, seed, kc, w := trailerWords(filter)
 	keys, w24 := uint32(kc), uint32(w)
 	if !trailerOK(m, seed, kc, w) || (m == 0 && keys != 0) {
 		return true
 	}
 	// cuckoo.Lookup checks the width and the table length itself.
-	return cuckoo.Lookup(filter[:n-trailerLen], m, seed, uint(w24&0xff), w24&(flagSemiSort<<8) != 0, cuckoo.Hash(key))
+	return cuckoo.Lookup(filter[:n-trailerLen], m, seed, uint(w24&0xff), w24&(flagSemiSort<<8) != 0, h)
 }
 
 // config is what a writer needs: the layout and how many buckets n keys get.
