@@ -2,10 +2,7 @@ package cuckoo
 
 //go:generate go run gen_lookup.go
 
-import (
-	"encoding/binary"
-	"math"
-)
+import "math"
 
 // Static is a read-only view of a static filter's packed table, as Build
 // writes it. The zero Static is an empty filter. Its methods do not allocate
@@ -71,6 +68,8 @@ func Lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
 	}
 	x := mix(h, seed)
 	if f <= 16 {
+		// 4f <= 64: each bucket is one unaligned 8-byte load, and the
+		// length check above keeps both loads inside data.
 		return fastLookups[b2i(semi)][f](data, m, x)
 	}
 	y := remix(x)
@@ -86,9 +85,11 @@ func b2i(b bool) int {
 	return 0
 }
 
-// load returns the 8 bytes of data from bit offset p on, shifted down to bit 0.
+// load returns the 8 bytes of data from bit offset p on, shifted down to bit
+// 0. The caller guarantees they are in data: Lookup has checked the table's
+// length against its bucket count, and the padding covers the last bucket.
 func load(data []byte, p uint64) uint64 {
-	return binary.LittleEndian.Uint64(data[p>>3:]) >> (p & 7)
+	return loadWord(data, p>>3) >> (p & 7)
 }
 
 // spreadNarrow[r][s] moves bit j of the slot mask s to bit j*r+r-1, for
