@@ -15,7 +15,10 @@
 // buckets of the first) and the table fills to about 97.5% before a build
 // needs a new seed. A build never fails and never drops a
 // key. This is what every sstable filter block holds (see cuckoopolicy for
-// the block format).
+// the block format). A lookup reads exactly the two buckets, both loads
+// issued before either is compared, in code generated for each fingerprint
+// width up to 16 bits (gen_lookup.go), so that every shift and mask is a
+// constant.
 //
 // # Dynamic filters, for applications
 //

@@ -78,6 +78,7 @@ func Lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
 	return t.containsSlow(i1, second(i1, y, m), fingerprint(y, f))
 }
 
+// b2i is 1 for true and 0 for false.
 func b2i(b bool) int {
 	if b {
 		return 1
