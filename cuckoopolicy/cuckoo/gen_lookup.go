@@ -21,9 +21,9 @@ package cuckoo
 // 64: a bucket is one unaligned 8-byte load), from the mixed hash x on. Each
 // entry spells out the same steps as staticAddr and probe with f a constant,
 // so the compiler folds every shift and mask into the instructions: a lookup
-// runs in about half the instructions of probe, and far beyond the cache the
-// instructions of each lookup bound how many lookups, and so how many cache
-// misses, the processor keeps in flight. TestFastLookups checks every entry
+// takes about half the instructions of the code written for any f (probe),
+// and far beyond the cache the instructions of each lookup bound how many
+// lookups, and so how many cache misses, the processor keeps in flight. TestFastLookups checks every entry
 // against the table's slot-by-slot read.
 var fastLookups = [2][17]func(data []byte, m, x uint64) bool{
 	{ {{- range .Plain}}{{.F}}: plain{{.F}}, {{end -}} },

@@ -6,9 +6,9 @@ package cuckoo
 // 64: a bucket is one unaligned 8-byte load), from the mixed hash x on. Each
 // entry spells out the same steps as staticAddr and probe with f a constant,
 // so the compiler folds every shift and mask into the instructions: a lookup
-// runs in about half the instructions of probe, and far beyond the cache the
-// instructions of each lookup bound how many lookups, and so how many cache
-// misses, the processor keeps in flight. TestFastLookups checks every entry
+// takes about half the instructions of the code written for any f (probe),
+// and far beyond the cache the instructions of each lookup bound how many
+// lookups, and so how many cache misses, the processor keeps in flight. TestFastLookups checks every entry
 // against the table's slot-by-slot read.
 var fastLookups = [2][17]func(data []byte, m, x uint64) bool{
 	{4: plain4, 5: plain5, 6: plain6, 7: plain7, 8: plain8, 9: plain9, 10: plain10, 11: plain11, 12: plain12, 13: plain13, 14: plain14, 15: plain15, 16: plain16},
