@@ -40,9 +40,10 @@ func fingerprint(y uint64, f uint) uint32 {
 
 // staticAddr is the addressing of the static (sstable) filter: two buckets
 // drawn independently from the hash (the second within the window), and a
-// fingerprint from bits that neither index uses (for m <= 2^32). Lookup and
-// the builder's placement pass spell it out inline, since it is too large to
-// inline and both are hot loops; the tests check them against it.
+// fingerprint from bits that neither index uses (for m <= 2^32). Lookup's
+// generated fast path (lookup_fast.go) and the builder's placement pass spell
+// it out inline, since it is too large to inline and both are hot loops; the
+// tests check them against it.
 func staticAddr(h, seed, m uint64, f uint) (i1, i2 uint64, fp uint32) {
 	x := mix(h, seed)
 	y := remix(x)

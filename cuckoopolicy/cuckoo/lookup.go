@@ -136,8 +136,7 @@ func probe(w1, w2 uint64, fp uint32, f uint, semi bool) bool {
 			sp := uint64(1) | 1<<(r-1) | 1<<((2*r-2)&63) | 1<<((3*r-3)&63)
 			s1, s2 = m1*sp&onesR, m2*sp&onesR
 		} else {
-			s1 = m1&1 | (m1>>1&1)<<r | (m1>>2&1)<<r2 | (m1>>3&1)<<r3
-			s2 = m2&1 | (m2>>1&1)<<r | (m2>>2&1)<<r2 | (m2>>3&1)<<r3
+			s1, s2 = spreadNarrow[r][m1]>>r1, spreadNarrow[r][m2]>>r1
 		}
 		return z1&s1|z2&s2 != 0
 	}
