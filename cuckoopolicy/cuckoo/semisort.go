@@ -47,18 +47,27 @@ func init() {
 
 // byNibble returns a bucket's fingerprints rotated so that their low nibble
 // leads, in ascending order: sorted by nibble (ties by the high bits). The
-// sorting network compares with min and max, which need no branch: the order
-// of fingerprints is random, and a branch on it would be mispredicted half
-// the time.
+// sorting network's compare-exchanges (order) have no branch: the order of
+// fingerprints is random, and a branch on it would be mispredicted half the
+// time.
 func byNibble(a, b, c, d uint32) (uint32, uint32, uint32, uint32) {
 	a, b = bits.RotateLeft32(a, -4), bits.RotateLeft32(b, -4)
 	c, d = bits.RotateLeft32(c, -4), bits.RotateLeft32(d, -4)
-	a, b = min(a, b), max(a, b)
-	c, d = min(c, d), max(c, d)
-	a, c = min(a, c), max(a, c)
-	b, d = min(b, d), max(b, d)
-	b, c = min(b, c), max(b, c)
+	a, b = order(a, b)
+	c, d = order(c, d)
+	a, c = order(a, c)
+	b, d = order(b, d)
+	b, c = order(b, c)
 	return a, b, c, d
+}
+
+// order returns min(a, b), max(a, b) computed with arithmetic: the compiler
+// turns a pair of min and max into a compare and branches, which the random
+// order of fingerprints mispredicts half the time.
+func order(a, b uint32) (uint32, uint32) {
+	less := uint32((uint64(a) - uint64(b)) >> 32) // all ones if a < b
+	lo := b ^ (a^b)&less
+	return lo, a ^ b ^ lo
 }
 
 // sort4 sorts a bucket's fingerprints by their low nibble.

@@ -102,3 +102,25 @@ func multiset(s [4]uint32) [4]uint32 {
 	}
 	return s
 }
+
+// TestOrder checks the branch-free compare-exchange against min and max on
+// the extremes of uint32 and on random pairs.
+func TestOrder(t *testing.T) {
+	edge := []uint32{0, 1, 2, 1<<31 - 1, 1 << 31, 1<<31 + 1, 1<<32 - 2, 1<<32 - 1}
+	r := rand.New(rand.NewPCG(7, 7))
+	var pairs [][2]uint32
+	for _, a := range edge {
+		for _, b := range edge {
+			pairs = append(pairs, [2]uint32{a, b})
+		}
+	}
+	for range 100000 {
+		pairs = append(pairs, [2]uint32{r.Uint32(), r.Uint32()})
+	}
+	for _, p := range pairs {
+		lo, hi := order(p[0], p[1])
+		if lo != min(p[0], p[1]) || hi != max(p[0], p[1]) {
+			t.Fatalf("order(%#x, %#x) = %#x, %#x", p[0], p[1], lo, hi)
+		}
+	}
+}
