@@ -230,7 +230,7 @@ func (w *writer) Finish(dst []byte) []byte {
 	if w.cfg.semi {
 		t.flags = flagSemiSort
 	}
-	if n >= math.MaxUint32 {
+	if uint64(n) >= math.MaxUint32 {
 		// Unreachable for a real sstable. Keys without buckets is an invalid
 		// block, so readers answer "may contain" for every key.
 		t.keys = math.MaxUint32

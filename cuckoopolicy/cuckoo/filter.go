@@ -275,7 +275,7 @@ func NewBuckets(buckets uint64, cfg Config) (*Filter, error) {
 // init gives f an empty table of m buckets; c is normalized.
 func (f *Filter) init(m uint64, c Config) error {
 	sf := uint(max(c.FingerprintBits, MinFingerprintBits))
-	if n, ok := tableBytes(m, sf, c.SemiSort); !ok || n > maxTableBytes {
+	if n, ok := tableBytes(m, sf, c.SemiSort); !ok || uint64(n) > maxTableBytes {
 		return fmt.Errorf("%w: %d buckets of %d-bit fingerprints is too large", ErrConfig, m, c.FingerprintBits)
 	}
 	t, err := newTable(m, sf, c.SemiSort)

@@ -103,7 +103,7 @@ func TestNewErrors(t *testing.T) {
 		{0, Config{}}, {-1, Config{}}, {math.MaxInt, Config{}},
 		{10, Config{FingerprintBits: 1}}, {10, Config{FingerprintBits: 33}}, {10, Config{FingerprintBits: -4}},
 		{10, Config{FingerprintBits: 3, SemiSort: true}}, {10, Config{MaxKicks: -1}},
-		{10, Config{MaxKicks: MaxKicksLimit + 1}}, {1 << 47, Config{FingerprintBits: 32}},
+		{10, Config{MaxKicks: MaxKicksLimit + 1}}, {min(1<<47, math.MaxInt), Config{FingerprintBits: 32}},
 	} {
 		if f, err := New(tc.capacity, tc.cfg); !errors.Is(err, ErrConfig) || f != nil {
 			t.Errorf("New(%d, %+v) = %v, %v; want ErrConfig", tc.capacity, tc.cfg, f, err)
