@@ -3,6 +3,7 @@ package cuckoo
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 )
 
 // StaticParams are the parameters of a static filter: everything, besides
@@ -29,7 +30,7 @@ type Builder struct {
 	todo    []stray // entries for the eviction walks of one round
 	left    []stray // entries a walk of this round left without a slot
 	rng     uint64
-	touched uint64 // keeps the prefetching loads of place alive
+	touched uint64 // keeps the touching loads of place alive (no prefetch)
 }
 
 // slotSet is one bucket during a build: per slot, the fingerprint (0 =
@@ -152,8 +153,9 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 	b.rng = seed*0x9e3779b97f4a7c15 + 1
 	placed := 0
 	// The greedy pass works in batches: it computes the addresses of a batch
-	// and touches both buckets of each key before placing any, so that the
-	// cache misses of a batch overlap instead of coming one after another.
+	// and prefetches (or, without prefetch, touches) both buckets of each key
+	// before placing any, so that the cache misses of a batch overlap instead
+	// of coming one after another.
 	const batch = 16
 	var ii [batch][2]uint32
 	var fps [batch]F
@@ -167,7 +169,12 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 			i2 := second(i1, y, m)
 			ii[j] = [2]uint32{uint32(i1), uint32(i2)}
 			fps[j] = F(fingerprint(y, f))
-			touch += bs[i1].fp[3] + bs[i2].fp[3]
+			if !hasPrefetch {
+				touch += bs[i1].fp[3] + bs[i2].fp[3]
+			}
+		}
+		if hasPrefetch {
+			prefetch(unsafe.Pointer(&bs[0]), &ii[0][0], 2*nb, int(unsafe.Sizeof(bs[0])))
 		}
 		for j := 0; j < nb; j++ {
 			i1, i2, fp := uint64(ii[j][0]), uint64(ii[j][1]), fps[j]

@@ -3,7 +3,9 @@ package cuckoo
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"unsafe"
 )
 
 func fixed(m uint64) func(int) uint64 { return func(int) uint64 { return m } }
@@ -95,5 +97,30 @@ func TestBuildDeterministicAndAppends(t *testing.T) {
 	c, pc := b2.Build(nil, &l, 10, true, fixed(2600))
 	if pa != pc || !bytes.Equal(a[6:], c) || string(a[:6]) != "prefix" {
 		t.Fatal("builds of the same keys differ, or dst was not kept")
+	}
+}
+
+// TestPrefetch calls the builder's prefetch on every index of a table, from
+// the first line to the last, with counts from 0 to a full batch: it must
+// return and leave memory as it was.
+func TestPrefetch(t *testing.T) {
+	bs := make([]slotSet[uint16], 1000)
+	r := rand.New(rand.NewPCG(5, 5))
+	for i := range bs {
+		bs[i].fp[0], bs[i].alt[3] = uint16(r.Uint32()), int16(r.Uint32())
+	}
+	want := slices.Clone(bs)
+	idx := make([]uint32, len(bs)+1)
+	for i := range bs {
+		idx[i] = uint32(i)
+	}
+	r.Shuffle(len(bs), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+	for n := 0; n <= 32; n++ {
+		for k := 0; k+n <= len(bs); k += 32 {
+			prefetch(unsafe.Pointer(&bs[0]), &idx[k], n, int(unsafe.Sizeof(bs[0])))
+		}
+	}
+	if !slices.Equal(bs, want) {
+		t.Fatal("prefetch changed memory")
 	}
 }

@@ -1,0 +1,17 @@
+//go:build !purego
+
+package cuckoo
+
+import "unsafe"
+
+// hasPrefetch reports whether prefetch is available. Where it is not, the
+// builder touches the buckets with loads instead, which has much the same
+// effect on the cache but holds up the core until the loads return.
+const hasPrefetch = true
+
+// prefetch asks the cache for the n lines at base + idx[i]*stride (a
+// PREFETCHT0 each). A prefetch is a hint: it never faults, changes no
+// memory and waits for nothing.
+//
+//go:noescape
+func prefetch(base unsafe.Pointer, idx *uint32, n int, stride int)
