@@ -75,12 +75,14 @@ func TestEveryBudget(t *testing.T) {
 		if info.LoadFactor > maxLoad+1e-9 {
 			t.Errorf("B=%d: load %.4f above %.2f", b, info.LoadFactor, maxLoad)
 		}
-		// FPR against theory, within 5 standard deviations.
+		// The false-positive count against theory: a count whose tail
+		// probability under the theory's binomial is below 1e-9 (either
+		// side) is an error.
 		want := theoryFPR(info.FingerprintBits, info.LoadFactor)
-		got := float64(falsePositives(p, block, absent)) / float64(absent.len())
-		sd := math.Sqrt(want * (1 - want) / float64(absent.len()))
-		if math.Abs(got-want) > 5*sd+1e-4 {
-			t.Errorf("B=%d f=%d load=%.3f: FPR %.5f, theory %.5f (sd %.5f)", b, info.FingerprintBits, info.LoadFactor, got, want, sd)
+		fp := falsePositives(p, block, absent)
+		if le, ge := binomialTails(absent.len(), want, fp); le < 1e-9 || ge < 1e-9 {
+			t.Errorf("B=%d f=%d load=%.3f: %d false positives in %d, theory %.2f (tails %.2g, %.2g)",
+				b, info.FingerprintBits, info.LoadFactor, fp, absent.len(), want*float64(absent.len()), le, ge)
 		}
 	}
 }
