@@ -100,33 +100,3 @@ func falsePositives(p pebble.FilterPolicy, block []byte, absent *keySet) int {
 func theoryFPR(f int, load float64) float64 {
 	return 1 - math.Pow(1-1/(math.Exp2(float64(f))-1), 8*load)
 }
-
-// binomialTails returns P(X <= k) and P(X >= k) for X ~ Binomial(n, p):
-// exact, where a normal approximation misjudges the few false positives
-// expected at large budgets: with 1.15 expected, 9 or more happen about once
-// in 290,000 draws, and a bound of five normal standard deviations rejected
-// them.
-func binomialTails(n int, p float64, k int) (le, ge float64) {
-	if p <= 0 {
-		return 1, float64(b2f(k == 0))
-	}
-	lf := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
-	ln, lp, lq := lf(n), math.Log(p), math.Log1p(-p)
-	for i := 0; i <= n; i++ {
-		q := math.Exp(ln - lf(i) - lf(n-i) + float64(i)*lp + float64(n-i)*lq)
-		if i <= k {
-			le += q
-		}
-		if i >= k {
-			ge += q
-		}
-	}
-	return le, ge
-}
-
-func b2f(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
