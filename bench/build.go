@@ -16,7 +16,7 @@ type BuildPoint struct {
 	Kind          string
 	KeyLen        int
 	Keys          int
-	KeysPerSec    float64 // warm: a build right after one of the same filter
+	KeysPerSec    float64 // warm: a build after a GC and one build of the same filter
 	NsPerKey      float64
 	ColdNsPerKey  float64 // cold: the first build after a GC and the other filters' builds
 	AllocPerKey   float64 // runtime.MemStats.TotalAlloc delta / keys, output included; the most of any build
