@@ -1,4 +1,4 @@
-//go:build !purego
+//go:build (amd64 || arm64) && !purego
 
 package cuckoo
 
@@ -9,9 +9,9 @@ import "unsafe"
 // effect on the cache but holds up the core until the loads return.
 const hasPrefetch = true
 
-// prefetch asks the cache for the n lines at base + idx[i]*stride (a
-// PREFETCHT0 each). A prefetch is a hint: it never faults, changes no
-// memory and waits for nothing.
+// prefetch asks the cache for the n lines at base + idx[i]*stride
+// (PREFETCHT0 on amd64, PRFM PLDL1KEEP on arm64). A prefetch is a hint: it
+// never faults, changes no memory and waits for nothing.
 //
 //go:noescape
 func prefetch(base unsafe.Pointer, idx *uint32, n int, stride int)
