@@ -91,23 +91,22 @@ func MeasureBuild(c Config, pr *progress) (*BuildResult, error) {
 					}
 					ns := float64(el.Nanoseconds()) / float64(n)
 					alloc := float64(after.TotalAlloc-before.TotalAlloc) / float64(n)
+					out := float64(f.Bytes()) / float64(n)
+					p := &best[i]
 					if rep == 0 && warm == 0 {
-						best[i] = BuildPoint{Kind: k.Name, KeyLen: width, Keys: n,
-							NsPerKey: math.Inf(1), ColdNsPerKey: ns,
-							AllocPerKey: alloc, WarmAlloc: alloc,
-							TempPerKey:    alloc - float64(f.Bytes())/float64(n),
-							OutBitsPerKey: 8 * float64(f.Bytes()) / float64(n)}
+						*p = BuildPoint{Kind: k.Name, KeyLen: width, Keys: n, OutBitsPerKey: 8 * out,
+							NsPerKey: math.Inf(1), ColdNsPerKey: math.Inf(1), WarmAlloc: math.Inf(1)}
 					}
 					if warm == 1 {
-						best[i].NsPerKey = min(best[i].NsPerKey, ns)
-						best[i].KeysPerSec = 1e9 / best[i].NsPerKey
+						p.NsPerKey = min(p.NsPerKey, ns)
+						p.KeysPerSec = 1e9 / p.NsPerKey
 					} else {
-						best[i].ColdNsPerKey = min(best[i].ColdNsPerKey, ns)
+						p.ColdNsPerKey = min(p.ColdNsPerKey, ns)
 					}
-					if alloc > best[i].AllocPerKey {
-						best[i].AllocPerKey, best[i].TempPerKey = alloc, alloc-float64(f.Bytes())/float64(n)
+					if alloc > p.AllocPerKey {
+						p.AllocPerKey, p.TempPerKey = alloc, alloc-out
 					}
-					best[i].WarmAlloc = min(best[i].WarmAlloc, alloc)
+					p.WarmAlloc = min(p.WarmAlloc, alloc)
 				}
 			}
 		}

@@ -110,7 +110,7 @@ func TestPrefetch(t *testing.T) {
 		bs[i].fp[0], bs[i].alt[3] = uint16(r.Uint32()), int16(r.Uint32())
 	}
 	want := slices.Clone(bs)
-	idx := make([]uint32, len(bs)+1)
+	idx := make([]uint32, len(bs))
 	for i := range bs {
 		idx[i] = uint32(i)
 	}

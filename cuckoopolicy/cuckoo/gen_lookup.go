@@ -23,8 +23,8 @@ package cuckoo
 // so the compiler folds every shift and mask into the instructions: a lookup
 // takes about half the instructions of the code written for any f (probe),
 // and far beyond the cache the instructions of each lookup bound how many
-// lookups, and so how many cache misses, the processor keeps in flight. TestFastLookups checks every entry
-// against the table's slot-by-slot read.
+// lookups, and so how many cache misses, the processor keeps in flight.
+// TestFastLookups checks every entry against the table's slot-by-slot read.
 var fastLookups = [2][17]func(data []byte, m, x uint64) bool{
 	{ {{- range .Plain}}{{.F}}: plain{{.F}}, {{end -}} },
 	{ {{- range .Semi}}{{.F}}: semi{{.F}}, {{end -}} },

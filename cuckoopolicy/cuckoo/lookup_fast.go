@@ -8,8 +8,8 @@ package cuckoo
 // so the compiler folds every shift and mask into the instructions: a lookup
 // takes about half the instructions of the code written for any f (probe),
 // and far beyond the cache the instructions of each lookup bound how many
-// lookups, and so how many cache misses, the processor keeps in flight. TestFastLookups checks every entry
-// against the table's slot-by-slot read.
+// lookups, and so how many cache misses, the processor keeps in flight.
+// TestFastLookups checks every entry against the table's slot-by-slot read.
 var fastLookups = [2][17]func(data []byte, m, x uint64) bool{
 	{4: plain4, 5: plain5, 6: plain6, 7: plain7, 8: plain8, 9: plain9, 10: plain10, 11: plain11, 12: plain12, 13: plain13, 14: plain14, 15: plain15, 16: plain16},
 	{4: semi4, 5: semi5, 6: semi6, 7: semi7, 8: semi8, 9: semi9, 10: semi10, 11: semi11, 12: semi12, 13: semi13, 14: semi14, 15: semi15, 16: semi16},

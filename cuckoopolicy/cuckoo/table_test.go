@@ -157,8 +157,7 @@ func TestFingerprintRange(t *testing.T) {
 // probed fingerprint: copies of it, decoys that differ only in the low
 // nibble or only above it, random values and empty slots.
 func TestFastLookups(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
+	seed := dynSeed(t)
 	r := rand.New(rand.NewPCG(seed, 5))
 	for f := uint(MinFingerprintBits); f <= 16; f++ {
 		for _, semi := range []bool{false, true} {
