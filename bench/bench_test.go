@@ -44,9 +44,15 @@ var benchPolicies = []benchPolicy{
 // queries, p = share of member queries, and reports the block's bits/key and
 // the FPR measured on the absent queries.
 func BenchmarkMayContain(b *testing.B) {
-	const queries = 1 << 16
 	// 1e5 keys: a filter in L2; 2^24 (16M) keys: 20-32 MB, far beyond it.
 	for _, n := range []int{1e5, 1e6, 1 << 24} {
+		// The queries cycle; for the large filter there are enough of them
+		// (2^21, two to eight cache lines each) that the lines they touch
+		// do not fit in the last cache level either.
+		queries := 1 << 16
+		if n > 1e6 {
+			queries = 1 << 21
+		}
 		for _, bits := range []int{10, 16} {
 			for _, keyLen := range []int{ShortKeyLen, LongKeyLen} {
 				members := KeyGen{Seed: 101, Width: keyLen}
