@@ -47,8 +47,8 @@ func BenchmarkMayContain(b *testing.B) {
 	// 1e5 keys: a filter in L2; 2^24 (16M) keys: 20-32 MB, far beyond it.
 	for _, n := range []int{1e5, 1e6, 1 << 24} {
 		// The queries cycle; for the large filter there are enough of them
-		// (2^21, two to eight cache lines each) that the lines they touch
-		// do not fit in the last cache level either.
+		// (2^21: a line each for bloom, two for cuckoo, 128 to 256 MB) that
+		// the lines they touch do not fit in the last cache level either.
 		queries := 1 << 16
 		if n > 1e6 {
 			queries = 1 << 21
