@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -102,5 +104,61 @@ func TestKeys(t *testing.T) {
 	}
 	if math.Abs(IdealBloomFPR(10)-0.0082) > 0.0002 {
 		t.Errorf("ideal bloom at 10 bits: %v", IdealBloomFPR(10))
+	}
+}
+
+// TestMeasureLoadWorkers checks that the load table depends on neither the
+// number of workers nor the other sizes measured, and keeps only the sizes
+// asked for.
+func TestMeasureLoadWorkers(t *testing.T) {
+	c := Tiny()
+	c.LoadRuns, c.LoadStaticRuns = 3, 2
+	c.LoadFingerprints = []int{3, 6, 12}
+	var got [2]*LoadResult
+	for i, w := range []int{1, 3} {
+		c.LoadWorkers = w
+		r, err := MeasureLoad(c, newProgress(io.Discard))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[i] = r
+	}
+	if !reflect.DeepEqual(got[0], got[1]) {
+		t.Fatalf("1 worker and 3 disagree:\n%+v\n%+v", got[0], got[1])
+	}
+	r := got[0]
+	if len(r.Rows) != 3 || r.Rows[0].F != 3 || r.Rows[1].F != 6 || r.Rows[2].F != 12 {
+		t.Fatalf("rows for f=3,6,12 expected, got %+v", r.Rows)
+	}
+	for _, row := range r.Rows {
+		if row.Sim.N != 3 || row.Dynamic.N != 3 {
+			t.Errorf("f=%d: %d simulation and %d dynamic runs, want 3", row.F, row.Sim.N, row.Dynamic.N)
+		}
+		want := 2
+		if row.F < 4 {
+			want = 0
+		}
+		if row.Static.N != want || row.StaticMax.N != want {
+			t.Errorf("f=%d: %d and %d static runs, want %d", row.F, row.Static.N, row.StaticMax.N, want)
+		}
+		if row.Sim.Min <= 0 || row.Sim.Max > 1 || row.Dynamic.Min <= 0 || row.Dynamic.Max > 1 {
+			t.Errorf("f=%d: load out of (0, 1]: %+v %+v", row.F, row.Sim, row.Dynamic)
+		}
+	}
+	// The cell of f=6, run 2 is the same whether or not f=3 and f=12 are
+	// measured beside it.
+	c.LoadFingerprints, c.LoadWorkers = []int{6}, 2
+	alone, err := MeasureLoad(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(alone.Rows[0], r.Rows[1]) {
+		t.Errorf("f=6 alone %+v, beside others %+v", alone.Rows[0], r.Rows[1])
+	}
+	for _, fs := range [][]int{{1}, {17}, {6, 6}, {8, 4}} {
+		c.LoadFingerprints = fs
+		if _, err := MeasureLoad(c, nil); err == nil {
+			t.Errorf("sizes %v accepted", fs)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -23,6 +24,15 @@ type Config struct {
 	// of 130M keys takes a minute or more (two attempts when asked above
 	// the (2,4) threshold).
 	LoadStaticLogBuckets int
+	// LoadFingerprints lists the fingerprint sizes of the table, each in
+	// 2..16; empty means every size from 2 to 16.
+	LoadFingerprints []int
+	// LoadWorkers runs that many (size, run) cells of the table side by
+	// side; 0 means GOMAXPROCS. A cell holds one table at a time (256 MB
+	// at 2^25 buckets) and, for the static column, its keys (about 400 MB
+	// with their hashes at 2^22). The results do not depend on it: every
+	// cell has its own seed.
+	LoadWorkers int
 
 	// False-positive rate against bits per key (Figure 2).
 	FPRKeys    int
@@ -105,51 +115,74 @@ func Full() Config {
 	return c
 }
 
-// progress prints a throttled progress line.
+// progress prints a throttled progress line. Workers running side by side
+// each take a fork: it shares the writer and the throttle, and keeps its own
+// stage, so that a tick is printed under the stage it belongs to.
 type progress struct {
+	out   *progressOut
+	stage string
+}
+
+type progressOut struct {
+	mu    sync.Mutex
 	w     io.Writer
 	tty   bool
 	start time.Time
 	last  time.Time
-	stage string
 }
 
 func newProgress(w io.Writer) *progress {
-	p := &progress{w: w, start: time.Now()}
+	o := &progressOut{w: w, start: time.Now()}
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
+			o.tty = true
 		}
 	}
-	return p
+	return &progress{out: o}
+}
+
+// fork returns a progress that prints to the same writer with its own
+// stage. A nil progress forks to nil.
+func (p *progress) fork() *progress {
+	if p == nil {
+		return nil
+	}
+	return &progress{out: p.out}
 }
 
 // Stage starts a phase: always printed.
 func (p *progress) Stage(format string, args ...any) {
-	if p == nil || p.w == nil {
+	if p == nil || p.out.w == nil {
 		return
 	}
 	p.stage = fmt.Sprintf(format, args...)
-	p.print(p.stage, true)
+	p.out.print(p.stage, true, false)
 }
 
 // Tick prints a detail of the current stage at most every two seconds.
 func (p *progress) Tick(format string, args ...any) {
-	if p == nil || p.w == nil || time.Since(p.last) < 2*time.Second {
+	if p == nil || p.out.w == nil {
 		return
 	}
-	p.print(p.stage+": "+fmt.Sprintf(format, args...), false)
+	p.out.print(p.stage+": "+fmt.Sprintf(format, args...), false, true)
 }
 
-func (p *progress) print(s string, stage bool) {
-	p.last = time.Now()
-	line := fmt.Sprintf("[%6.1fs] %s", time.Since(p.start).Seconds(), s)
-	if p.tty {
-		fmt.Fprintf(p.w, "\r\033[K%s", line)
+// print writes one line; a throttled line is dropped if another was printed
+// less than two seconds ago.
+func (o *progressOut) print(s string, stage, throttled bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if throttled && time.Since(o.last) < 2*time.Second {
+		return
+	}
+	o.last = time.Now()
+	line := fmt.Sprintf("[%6.1fs] %s", time.Since(o.start).Seconds(), s)
+	if o.tty {
+		fmt.Fprintf(o.w, "\r\033[K%s", line)
 		if stage {
-			fmt.Fprintln(p.w)
+			fmt.Fprintln(o.w)
 		}
 		return
 	}
-	fmt.Fprintln(p.w, line)
+	fmt.Fprintln(o.w, line)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
@@ -75,53 +77,121 @@ type LoadResult struct {
 }
 
 // MeasureLoad fills tables of 2^LoadLogBuckets buckets until the first
-// insertion fails, for f = 2..16, LoadRuns times each.
+// insertion fails, for each fingerprint size of c.LoadFingerprints (2..16
+// if empty), LoadRuns times each. Cells (a size and a run) run on
+// c.LoadWorkers goroutines; each has its own seed, so the table does not
+// depend on their number.
 func MeasureLoad(c Config, pr *progress) (*LoadResult, error) {
 	static := min(c.LoadStaticLogBuckets, c.LoadLogBuckets)
 	if static <= 0 {
 		static = c.LoadLogBuckets
 	}
+	fs := c.LoadFingerprints
+	if len(fs) == 0 {
+		for f := 2; f <= 16; f++ {
+			fs = append(fs, f)
+		}
+	}
+	for i, f := range fs {
+		if f < 2 || f > 16 || (i > 0 && f <= fs[i-1]) {
+			return nil, fmt.Errorf("load table: fingerprint sizes must rise within 2..16, got %v", fs)
+		}
+	}
+	if c.LoadRuns < 1 || c.LoadLogBuckets < 1 {
+		return nil, fmt.Errorf("load table: need runs >= 1 and log buckets >= 1, got %d and %d", c.LoadRuns, c.LoadLogBuckets)
+	}
 	r := &LoadResult{LogBuckets: c.LoadLogBuckets, Runs: c.LoadRuns, MaxKicks: c.LoadMaxKicks,
 		StaticLogBuckets: static, StaticRuns: min(c.LoadStaticRuns, c.LoadRuns)}
-	m := 1 << c.LoadLogBuckets
-	for f := 2; f <= 16; f++ {
-		row := LoadRow{F: f}
-		var sim, dyn, st, stMax []float64
-		for run := range c.LoadRuns {
-			seed := c.Seed*1_000_003 + uint64(f)*1000 + uint64(run)
-			pr.Stage("load f=%d run %d/%d: simulation, 2^%d buckets", f, run+1, c.LoadRuns, c.LoadLogBuckets)
-			sim = append(sim, SimulateLoad(c.LoadLogBuckets, f, c.LoadMaxKicks, seed, pr))
 
-			if row.DynamicNote == "" {
-				pr.Stage("load f=%d run %d/%d: dynamic filter", f, run+1, c.LoadRuns)
-				lf, err := dynamicLoad(m, f, c.LoadMaxKicks, seed, pr)
-				if err != nil {
-					row.DynamicNote = err.Error()
-				} else {
-					dyn = append(dyn, lf)
-				}
+	cells := make([]loadCell, 0, len(fs)*c.LoadRuns)
+	for _, f := range fs {
+		for run := range c.LoadRuns {
+			cells = append(cells, loadCell{f: f, run: run})
+		}
+	}
+	workers := c.LoadWorkers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	next := make(chan *loadCell)
+	var wg sync.WaitGroup
+	for range min(workers, len(cells)) {
+		wg.Add(1)
+		go func(pr *progress) {
+			defer wg.Done()
+			for cell := range next {
+				cell.measure(c, r, pr)
 			}
-			if f < 4 {
-				row.StaticNote = "f < 4 unsupported by Policy"
-			} else if run < r.StaticRuns {
-				for _, target := range []float64{StaticLoadTarget, StaticLoadMax} {
-					pr.Stage("load f=%d run %d/%d: static builder, 2^%d buckets, asked for load %.3f", f, run+1, r.StaticRuns, static, target)
-					lf, note := staticLoad(1<<static, f, target, seed)
-					switch {
-					case note != "":
-						row.StaticNote = note
-					case target == StaticLoadTarget:
-						st = append(st, lf)
-					default:
-						stMax = append(stMax, lf)
-					}
+		}(pr.fork())
+	}
+	for i := range cells {
+		next <- &cells[i]
+	}
+	close(next)
+	wg.Wait()
+
+	// Cells are in order of size, then run: gather each size's runs.
+	for i := 0; i < len(cells); i += c.LoadRuns {
+		row := LoadRow{F: cells[i].f}
+		var sim, dyn, st, stMax []float64
+		for _, cell := range cells[i : i+c.LoadRuns] {
+			sim = append(sim, cell.sim)
+			if cell.dynErr != nil {
+				if row.DynamicNote == "" {
+					row.DynamicNote = cell.dynErr.Error()
 				}
+			} else {
+				dyn = append(dyn, cell.dyn)
+			}
+			switch {
+			case cell.f < 4:
+				row.StaticNote = "f < 4 unsupported by Policy"
+			case cell.staticNote != "":
+				row.StaticNote = cell.staticNote
+			case cell.run < r.StaticRuns:
+				st, stMax = append(st, cell.static), append(stMax, cell.staticMax)
 			}
 		}
 		row.Sim, row.Dynamic, row.Static, row.StaticMax = stat(sim), stat(dyn), stat(st), stat(stMax)
 		r.Rows = append(r.Rows, row)
 	}
 	return r, nil
+}
+
+// loadCell is one run at one fingerprint size: its inputs and what it
+// measured.
+type loadCell struct {
+	f, run            int
+	sim, dyn          float64
+	dynErr            error
+	static, staticMax float64
+	staticNote        string
+}
+
+func (cell *loadCell) measure(c Config, r *LoadResult, pr *progress) {
+	f, run := cell.f, cell.run
+	seed := c.Seed*1_000_003 + uint64(f)*1000 + uint64(run)
+	pr.Stage("load f=%d run %d/%d: simulation, 2^%d buckets", f, run+1, c.LoadRuns, c.LoadLogBuckets)
+	cell.sim = SimulateLoad(c.LoadLogBuckets, f, c.LoadMaxKicks, seed, pr)
+
+	pr.Stage("load f=%d run %d/%d: dynamic filter", f, run+1, c.LoadRuns)
+	cell.dyn, cell.dynErr = dynamicLoad(1<<c.LoadLogBuckets, f, c.LoadMaxKicks, seed, pr)
+
+	if f < 4 || run >= r.StaticRuns {
+		return
+	}
+	for _, target := range []float64{StaticLoadTarget, StaticLoadMax} {
+		pr.Stage("load f=%d run %d/%d: static builder, 2^%d buckets, asked for load %.3f", f, run+1, r.StaticRuns, r.StaticLogBuckets, target)
+		lf, note := staticLoad(1<<r.StaticLogBuckets, f, target, seed)
+		switch {
+		case note != "":
+			cell.staticNote = note
+		case target == StaticLoadTarget:
+			cell.static = lf
+		default:
+			cell.staticMax = lf
+		}
+	}
 }
 
 // staticLoad builds a filter block over the number of keys that fills 4m

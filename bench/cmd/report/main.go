@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench"
@@ -34,6 +36,8 @@ func run(args []string, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed of every key set")
 	loadRuns := fs.Int("loadruns", 0, "runs per fingerprint size in the load table (0: the mode's)")
 	loadLog := fs.Int("loadbuckets", 0, "log2 of the load table's buckets (0: the mode's)")
+	loadF := fs.String("loadf", "", "comma-separated fingerprint sizes of the load table, within 2..16 (empty: all)")
+	loadWorkers := fs.Int("loadworkers", 0, "load-table runs measured side by side (0: GOMAXPROCS; each needs up to about 700 MB at the full scale)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -55,6 +59,18 @@ func run(args []string, stderr io.Writer) error {
 	if *loadLog > 0 {
 		c.LoadLogBuckets = *loadLog
 	}
+	if *loadF != "" {
+		for _, v := range strings.Split(*loadF, ",") {
+			f, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || f < 2 || f > 16 {
+				return fmt.Errorf("-loadf: %q is not a fingerprint size in 2..16", v)
+			}
+			c.LoadFingerprints = append(c.LoadFingerprints, f)
+		}
+		slices.Sort(c.LoadFingerprints)
+		c.LoadFingerprints = slices.Compact(c.LoadFingerprints)
+	}
+	c.LoadWorkers = *loadWorkers
 	c.Progress = stderr
 	var sections []string
 	if *only != "" {

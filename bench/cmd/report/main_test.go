@@ -34,4 +34,9 @@ func TestRunBadFlags(t *testing.T) {
 	if err := run([]string{"-tiny", "-only", "nope", "-out", t.TempDir()}, &stderr); err == nil {
 		t.Error("unknown section accepted")
 	}
+	for _, f := range []string{"1", "17", "x", "4,,8"} {
+		if err := run([]string{"-tiny", "-only", "load", "-loadf", f, "-out", t.TempDir()}, &stderr); err == nil {
+			t.Errorf("-loadf %q accepted", f)
+		}
+	}
 }
