@@ -39,6 +39,23 @@ func TestReportTiny(t *testing.T) {
 	if len(r.Targets()) != 6 {
 		t.Errorf("%d targets", len(r.Targets()))
 	}
+	// The size sweep: a cuckoo and a bloom point per size, in that order,
+	// each within its budget and with a plausible rate.
+	c := Tiny()
+	if got := r.FPR.BySize; len(got) != 2*len(c.FPRSizes) {
+		t.Errorf("%d points by size, want %d", len(got), 2*len(c.FPRSizes))
+	} else {
+		for i, p := range got {
+			series := []string{SeriesCuckoo, SeriesPebbleBloom}[i%2]
+			if p.Series != series || p.X != c.FPRSizes[i/2] || p.Queries != r.FPR.SizeQueries ||
+				p.BitsPerKey > float64(c.FPRSizeBits)+1 || p.FPR <= 0 || p.FPR > 0.1 {
+				t.Errorf("point %d: %+v", i, p)
+			}
+		}
+	}
+	if !strings.Contains(string(md), "By filter size, at B=10") {
+		t.Error("REPORT.md lacks the size sweep")
+	}
 }
 
 // TestCuckooBloomNoFalseNegatives fills Mun-Lim filters far past any

@@ -39,6 +39,11 @@ type Config struct {
 	FPRQueries int
 	FPRMinBits int
 	FPRMaxBits int
+	// FPRSizes are the key counts of the sweep at FPRSizeBits bits per key:
+	// Pebble's bloom draws every probe from one 32-bit hash, and its rate
+	// rises with the filter's size.
+	FPRSizes    []int
+	FPRSizeBits int
 
 	// Lookup time against the share of positive queries (Figure 3).
 	LookupBits       int // budget of the compared filters
@@ -75,7 +80,7 @@ func Tiny() Config {
 	return Config{
 		Mode: "tiny", Seed: 1,
 		LoadLogBuckets: 10, LoadRuns: 2, LoadMaxKicks: 500, LoadStaticRuns: 1, LoadStaticLogBuckets: 10,
-		FPRKeys: 4000, FPRQueries: 20000, FPRMinBits: 8, FPRMaxBits: 12,
+		FPRKeys: 4000, FPRQueries: 20000, FPRMinBits: 8, FPRMaxBits: 12, FPRSizes: []int{1000, 4000}, FPRSizeBits: 10,
 		LookupBits: 12, LookupSmallKeys: 4000, LookupLargeKeys: 20000, LookupQueries: 10000,
 		LookupReps: 1, LookupMinTime: time.Millisecond, LookupPositiveps: []float64{0, 1},
 		BuildKeys: 10000,
@@ -90,6 +95,7 @@ func Quick() Config {
 		Mode: "quick", Seed: 1,
 		LoadLogBuckets: 18, LoadRuns: 3, LoadMaxKicks: 500, LoadStaticRuns: 3, LoadStaticLogBuckets: 18,
 		FPRKeys: 1 << 18, FPRQueries: 4_000_000, FPRMinBits: 4, FPRMaxBits: 24,
+		FPRSizes: []int{1 << 16, 1 << 18, 1 << 20, 1 << 22}, FPRSizeBits: 10,
 		LookupBits: 12, LookupSmallKeys: 600_000, LookupLargeKeys: 40_000_000, LookupQueries: 1 << 18,
 		LookupReps: 7, LookupMinTime: 50 * time.Millisecond,
 		LookupPositiveps: []float64{0, 0.25, 0.5, 0.75, 1},
@@ -106,6 +112,7 @@ func Full() Config {
 	c.Mode = "full"
 	c.LoadLogBuckets, c.LoadRuns, c.LoadStaticRuns, c.LoadStaticLogBuckets = 25, 10, 3, 22
 	c.FPRKeys, c.FPRQueries = 1_000_000, 100_000_000
+	c.FPRSizes = []int{1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26}
 	c.LookupSmallKeys, c.LookupLargeKeys, c.LookupQueries = 600_000, 130_000_000, 1<<22
 	c.LookupReps, c.LookupMinTime = 5, 500*time.Millisecond
 	c.LookupPositiveps = []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}

@@ -39,6 +39,10 @@ type FPRResult struct {
 	Keys, Queries int
 	Points        []FPRPoint
 	Headline      []FPRPoint // the paper's headline configurations
+	// BySize is the sweep over key counts (X) at SizeBits bits per key,
+	// over SizeQueries non-member queries.
+	BySize                []FPRPoint
+	SizeBits, SizeQueries int
 }
 
 // Find returns the point of a series with parameter x.
@@ -59,7 +63,7 @@ func MeasureFPR(c Config, pr *progress) (*FPRResult, error) {
 	n, q := c.FPRKeys, c.FPRQueries
 	r := &FPRResult{Keys: n, Queries: q}
 
-	measure := func(series, param string, x int, k Kind) error {
+	measureN := func(series, param string, x int, k Kind, n, q int) error {
 		pr.Tick("%s %s", series, param)
 		f, err := k.Build(members.First(n))
 		if err != nil {
@@ -75,6 +79,7 @@ func MeasureFPR(c Config, pr *progress) (*FPRResult, error) {
 		r.Points = append(r.Points, p)
 		return nil
 	}
+	measure := func(series, param string, x int, k Kind) error { return measureN(series, param, x, k, n, q) }
 
 	pr.Stage("fpr: %d keys, %d non-member queries per filter, %d..%d bits/key", n, q, c.FPRMinBits, c.FPRMaxBits)
 	for b := c.FPRMinBits; b <= c.FPRMaxBits; b++ {
@@ -143,6 +148,28 @@ func MeasureFPR(c Config, pr *progress) (*FPRResult, error) {
 		}
 	}
 	r.Headline, r.Points = r.Points, save
+
+	// Filter size: the same budget over more and more keys. Pebble's bloom
+	// picks the cache line and the bit positions in it from one 32-bit
+	// hash, so the more lines, the fewer hash bits are left to choose the
+	// positions.
+	if len(c.FPRSizes) > 0 {
+		bb := c.FPRSizeBits
+		r.SizeBits, r.SizeQueries = bb, min(q, 20_000_000)
+		pr.Stage("fpr: B=%d over %v keys, %d queries each", bb, c.FPRSizes, r.SizeQueries)
+		save = r.Points
+		r.Points = nil
+		for _, sz := range c.FPRSizes {
+			param := fmt.Sprintf("n=%d", sz)
+			if err := measureN(SeriesCuckoo, param, sz, PolicyKind("", cuckoopolicy.FilterPolicy(bb)), sz, r.SizeQueries); err != nil {
+				return nil, err
+			}
+			if err := measureN(SeriesPebbleBloom, param, sz, PolicyKind("", pbloom.FilterPolicy(bb)), sz, r.SizeQueries); err != nil {
+				return nil, err
+			}
+		}
+		r.BySize, r.Points = r.Points, save
+	}
 	return r, nil
 }
 
