@@ -37,7 +37,7 @@ func run(args []string, stderr io.Writer) error {
 	loadRuns := fs.Int("loadruns", 0, "runs per fingerprint size in the load table (0: the mode's)")
 	loadLog := fs.Int("loadbuckets", 0, "log2 of the load table's buckets (0: the mode's)")
 	loadF := fs.String("loadf", "", "comma-separated fingerprint sizes of the load table, within 2..16 (empty: all)")
-	loadWorkers := fs.Int("loadworkers", 0, "load-table runs measured side by side (0: GOMAXPROCS; each needs up to about 700 MB at the full scale)")
+	loadWorkers := fs.Int("loadworkers", 0, "load-table runs measured side by side (0: GOMAXPROCS; each needs up to about 850 MB at the full scale)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
