@@ -146,10 +146,17 @@ func MeasureLoad(c Config, pr *progress) (*LoadResult, error) {
 			switch {
 			case cell.f < 4:
 				row.StaticNote = "f < 4 unsupported by Policy"
-			case cell.staticNote != "":
-				row.StaticNote = cell.staticNote
 			case cell.run < r.StaticRuns:
-				st, stMax = append(st, cell.static), append(stMax, cell.staticMax)
+				if cell.staticNote != "" {
+					row.StaticNote = cell.staticNote
+				}
+				// A target that gave a note has no value (NaN).
+				if !math.IsNaN(cell.static) {
+					st = append(st, cell.static)
+				}
+				if !math.IsNaN(cell.staticMax) {
+					stMax = append(stMax, cell.staticMax)
+				}
 			}
 		}
 		row.Sim, row.Dynamic, row.Static, row.StaticMax = stat(sim), stat(dyn), stat(st), stat(stMax)
@@ -164,7 +171,7 @@ type loadCell struct {
 	f, run            int
 	sim, dyn          float64
 	dynErr            error
-	static, staticMax float64
+	static, staticMax float64 // NaN where not measured
 	staticNote        string
 }
 
@@ -177,6 +184,7 @@ func (cell *loadCell) measure(c Config, r *LoadResult, pr *progress) {
 	pr.Stage("load f=%d run %d/%d: dynamic filter", f, run+1, c.LoadRuns)
 	cell.dyn, cell.dynErr = dynamicLoad(1<<c.LoadLogBuckets, f, c.LoadMaxKicks, seed, pr)
 
+	cell.static, cell.staticMax = math.NaN(), math.NaN()
 	if f < 4 || run >= r.StaticRuns {
 		return
 	}
