@@ -63,7 +63,9 @@ func MeasureFPR(c Config, pr *progress) (*FPRResult, error) {
 	n, q := c.FPRKeys, c.FPRQueries
 	r := &FPRResult{Keys: n, Queries: q}
 
-	measureN := func(series, param string, x int, k Kind, n, q int) error {
+	// measureTo builds k over n members, counts its hits on q non-members
+	// and appends the point to dst.
+	measureTo := func(dst *[]FPRPoint, series, param string, x int, k Kind, n, q int) error {
 		pr.Tick("%s %s", series, param)
 		f, err := k.Build(members.First(n))
 		if err != nil {
@@ -76,10 +78,12 @@ func MeasureFPR(c Config, pr *progress) (*FPRResult, error) {
 		if cb, ok := f.(CuckooBlock); ok {
 			p.Info = inspectString(cb)
 		}
-		r.Points = append(r.Points, p)
+		*dst = append(*dst, p)
 		return nil
 	}
-	measure := func(series, param string, x int, k Kind) error { return measureN(series, param, x, k, n, q) }
+	measure := func(series, param string, x int, k Kind) error {
+		return measureTo(&r.Points, series, param, x, k, n, q)
+	}
 
 	pr.Stage("fpr: %d keys, %d non-member queries per filter, %d..%d bits/key", n, q, c.FPRMinBits, c.FPRMaxBits)
 	for b := c.FPRMinBits; b <= c.FPRMaxBits; b++ {
@@ -140,14 +144,11 @@ func MeasureFPR(c Config, pr *progress) (*FPRResult, error) {
 		{SeriesPebbleBloom, "B=13", PolicyKind("", pbloom.FilterPolicy(13))},
 		{SeriesStdBloom, "13 bits", StdBloomKind(13)},
 	}
-	save := r.Points
-	r.Points = nil
 	for _, h := range head {
-		if err := measure(h.series, h.param, 0, h.k); err != nil {
+		if err := measureTo(&r.Headline, h.series, h.param, 0, h.k, n, q); err != nil {
 			return nil, err
 		}
 	}
-	r.Headline, r.Points = r.Points, save
 
 	// Filter size: the same budget over more and more keys. Pebble's bloom
 	// picks the cache line and the bit positions in it from one 32-bit
@@ -157,18 +158,15 @@ func MeasureFPR(c Config, pr *progress) (*FPRResult, error) {
 		bb := c.FPRSizeBits
 		r.SizeBits, r.SizeQueries = bb, min(q, 20_000_000)
 		pr.Stage("fpr: B=%d over %v keys, %d queries each", bb, c.FPRSizes, r.SizeQueries)
-		save = r.Points
-		r.Points = nil
 		for _, sz := range c.FPRSizes {
 			param := fmt.Sprintf("n=%d", sz)
-			if err := measureN(SeriesCuckoo, param, sz, PolicyKind("", cuckoopolicy.FilterPolicy(bb)), sz, r.SizeQueries); err != nil {
+			if err := measureTo(&r.BySize, SeriesCuckoo, param, sz, PolicyKind("", cuckoopolicy.FilterPolicy(bb)), sz, r.SizeQueries); err != nil {
 				return nil, err
 			}
-			if err := measureN(SeriesPebbleBloom, param, sz, PolicyKind("", pbloom.FilterPolicy(bb)), sz, r.SizeQueries); err != nil {
+			if err := measureTo(&r.BySize, SeriesPebbleBloom, param, sz, PolicyKind("", pbloom.FilterPolicy(bb)), sz, r.SizeQueries); err != nil {
 				return nil, err
 			}
 		}
-		r.BySize, r.Points = r.Points, save
 	}
 	return r, nil
 }
