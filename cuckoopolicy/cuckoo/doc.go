@@ -16,11 +16,11 @@
 // needs a new seed. A build never fails and never drops a key. It places
 // keys 16 at a time, after asking the cache for both buckets of each
 // (prefetch_amd64.s, prefetch_arm64.s; on other targets, or with the purego
-// build tag, it touches them with loads, which is slower). This is what every sstable filter block holds (see cuckoopolicy for
-// the block format). A lookup reads exactly the two buckets, both loads
-// issued before either is compared, in code generated for each fingerprint
-// width up to 16 bits (gen_lookup.go), so that every shift and mask is a
-// constant.
+// build tag, it touches them with loads, which is slower). This is what
+// every sstable filter block holds (see cuckoopolicy for the block format).
+// A lookup reads exactly the two buckets, both loads issued before either is
+// compared, in code generated for each fingerprint width up to 16 bits
+// (gen_lookup.go), so that every shift and mask is a constant.
 //
 // # Dynamic filters, for applications
 //
