@@ -1,6 +1,9 @@
 package bench
 
-import "testing"
+import (
+	"math/bits"
+	"testing"
+)
 
 // memWords is the size of BenchmarkMemoryLoads's buffer in 8-byte words:
 // 128 MB, four times the largest last-level cache of the machines this was
@@ -24,19 +27,23 @@ func memIndex(i uint64) uint64 { return i * 0x9e3779b97f4a7c15 >> (64 - 24) }
 //     line (read once); two-same-16B reads a second word beside the first,
 //     in the same line; two-far reads a second line anywhere, as a cuckoo
 //     lookup's second bucket; six-same-line reads six words of one line, as
-//     Pebble's bloom reads its six probes.
+//     Pebble's bloom reads its six probes; one-plus-alu adds to one the
+//     arithmetic of a trailer check (below).
 //   - dependent: op i+1's address needs op i's loaded value, so nothing
 //     overlaps across ops and the time per op is the latency of one lookup.
 //     two-far issues both loads before either returns, as a cuckoo lookup
 //     does.
 //
-// On the 2-core development VM (AMD EPYC, family 26; `-count 3`,
-// 2026-11-23), independent: one 11.8-12.0 ns, two-same-16B 12.9-13.3,
-// two-far 22.1-22.3, six-same-line 22.6-23.1; dependent: one 154-175 ns,
-// two-far 155-183. A second line costs a lookup nothing in latency (both
-// misses are in flight together) but about 0.85 of a lookup in throughput,
-// where the misses the processor can keep waiting at once run out; a second
-// word of the same line costs about 0.1.
+// On the 2-core development VM (AMD EPYC, family 26), three runs on
+// 2026-11-23, ns per op: independent one 11.8-12.6 (once 18-21),
+// two-same-16B 12.9-13.8, two-far 22.1-30.7, six-same-line 22.6-23.5,
+// one-plus-alu 28.5-48.2; dependent one 154-184, two-far 155-189. So a
+// second line costs a lookup nothing in latency, both misses being in
+// flight together, but close to a whole lookup in throughput; a second word
+// of the same line costs about a tenth; and some fifteen instructions that
+// never wait on memory cost more than a second line: when every op waits on
+// memory, what each op holds of the processor's window while it waits
+// bounds how many ops are in flight.
 func BenchmarkMemoryLoads(b *testing.B) {
 	buf := make([]uint64, memWords)
 	x := uint64(0x9e3779b97f4a7c15)
@@ -77,6 +84,25 @@ func BenchmarkMemoryLoads(b *testing.B) {
 		for b.Loop() {
 			w := memIndex(i) & mask &^ 7
 			s += buf[w] ^ buf[w|1] ^ buf[w|2] ^ buf[w|3] ^ buf[w|4] ^ buf[w|5]
+			i++
+		}
+		memSink = s
+	})
+	// one-plus-alu adds to each op the arithmetic of cuckoopolicy's trailer
+	// check: four words read from one hot line, folded by shifts, rotations
+	// and XORs, and a compare.
+	trailer := [4]uint64{1 << 20, 3, 5<<32 | 7, 9}
+	b.Run("independent/one-plus-alu", func(b *testing.B) {
+		var s, i uint64
+		for b.Loop() {
+			m, seed, kc, w := trailer[0], trailer[1], trailer[2], trailer[3]
+			x := uint32(m) ^ uint32(m>>32)
+			x ^= bits.RotateLeft32(uint32(seed)^uint32(seed>>32), 7)
+			x ^= bits.RotateLeft32(uint32(kc), 13) ^ bits.RotateLeft32(uint32(w), 19)
+			if uint32(kc>>32) == x^0x5bd1e995 {
+				s++
+			}
+			s += buf[memIndex(i)&mask]
 			i++
 		}
 		memSink = s
