@@ -53,6 +53,15 @@ func TestReportTiny(t *testing.T) {
 			}
 		}
 	}
+	if pairs := r.FPR.SizePairs(); len(pairs) != len(c.FPRSizes) {
+		t.Errorf("%d size pairs, want %d", len(pairs), len(c.FPRSizes))
+	} else {
+		for i, p := range pairs {
+			if p[0].Series != SeriesCuckoo || p[1].Series != SeriesPebbleBloom || p[0].X != c.FPRSizes[i] || p[1].X != c.FPRSizes[i] {
+				t.Errorf("size pair %d: %s at %d, %s at %d", i, p[0].Series, p[0].X, p[1].Series, p[1].X)
+			}
+		}
+	}
 	if !strings.Contains(string(md), "By filter size, at B=10") {
 		t.Error("REPORT.md lacks the size sweep")
 	}

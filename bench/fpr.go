@@ -47,12 +47,31 @@ type FPRResult struct {
 
 // Find returns the point of a series with parameter x.
 func (r *FPRResult) Find(series string, x int) (FPRPoint, bool) {
-	for _, p := range r.Points {
+	return findPoint(r.Points, series, x)
+}
+
+func findPoint(ps []FPRPoint, series string, x int) (FPRPoint, bool) {
+	for _, p := range ps {
 		if p.Series == series && p.X == x {
 			return p, true
 		}
 	}
 	return FPRPoint{}, false
+}
+
+// SizePairs returns the size sweep as (cuckoo, bloom) pairs measured over
+// the same key count, in the sweep's order.
+func (r *FPRResult) SizePairs() [][2]FPRPoint {
+	var pairs [][2]FPRPoint
+	for _, c := range r.BySize {
+		if c.Series != SeriesCuckoo {
+			continue
+		}
+		if b, ok := findPoint(r.BySize, SeriesPebbleBloom, c.X); ok {
+			pairs = append(pairs, [2]FPRPoint{c, b})
+		}
+	}
+	return pairs
 }
 
 // MeasureFPR sweeps bits per key for every filter kind on the same keys and

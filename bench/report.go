@@ -579,8 +579,8 @@ func (r *Report) writeFPR(b *strings.Builder, plot plotFunc) {
 			"left to choose the positions, and its rate rises with the number of keys in the filter (one filter covers one sstable). "+
 			"Cuckoo filters hash to 64 bits:\n\n", f.SizeBits, f.SizeQueries)
 		rows = nil
-		for i := 0; i+1 < len(f.BySize); i += 2 {
-			cp, bp := f.BySize[i], f.BySize[i+1]
+		for _, pair := range f.SizePairs() {
+			cp, bp := pair[0], pair[1]
 			rows = append(rows, []string{fmt.Sprint(cp.X),
 				fmt.Sprintf("%s (%d) %.2f b/k", pct(cp.FPR), cp.Hits, cp.BitsPerKey),
 				fmt.Sprintf("%s (%d) %.2f b/k", pct(bp.FPR), bp.Hits, bp.BitsPerKey),
@@ -848,8 +848,9 @@ func (r *Report) verdicts() []string {
 			v = append(v, fmt.Sprintf("Pebble's bloom at %d bits/key measures %s against %s for an ideal bloom filter (its 32-bit hash).",
 				r.Config.FPRMaxBits, pct(b24.FPR), pct(IdealBloomFPR(float64(r.Config.FPRMaxBits)))))
 		}
-		if n := len(f.BySize); n >= 4 {
-			c0, b0, c1, b1 := f.BySize[0], f.BySize[1], f.BySize[n-2], f.BySize[n-1]
+		if pairs := f.SizePairs(); len(pairs) >= 2 {
+			c0, b0 := pairs[0][0], pairs[0][1]
+			c1, b1 := pairs[len(pairs)-1][0], pairs[len(pairs)-1][1]
 			v = append(v, fmt.Sprintf("Filter size, at B=%d: from %d to %d keys Pebble's bloom goes from %s to %s false positives, "+
 				"cuckoo from %s to %s (ratio cuckoo/bloom %.3f, then %.3f).",
 				f.SizeBits, c0.X, c1.X, pct(b0.FPR), pct(b1.FPR), pct(c0.FPR), pct(c1.FPR), ratioHits(c0, b0), ratioHits(c1, b1)))
