@@ -17,37 +17,58 @@ func TestDamagedBlocks(t *testing.T) {
 	r := rng(seedFor(t))
 	keys := randomKeys(r, 500)
 	p := FilterPolicy(10)
-	block := build(p, keys)
-	check := func(what string, b []byte) {
-		t.Helper()
-		_, err := Inspect(b)
-		for i := range keys.len() {
-			if !p.MayContain(pebble.TableFilter, b, keys.at(i)) {
-				t.Fatalf("%s: false negative (Inspect: %v)", what, err)
+	for _, version := range []uint8{formatVersion, formatV1} {
+		block := withVersion(build(p, keys), version)
+		check := func(what string, b []byte) {
+			t.Helper()
+			_, err := Inspect(b)
+			for i := range keys.len() {
+				if !p.MayContain(pebble.TableFilter, b, keys.at(i)) {
+					t.Fatalf("version %d, %s: false negative (Inspect: %v)", version, what, err)
+				}
 			}
 		}
-	}
-	for n := 0; n < len(block); n++ {
-		check("truncated", block[:n])
-		check("front cut", block[n+1:])
-	}
-	for _, pre := range [][]byte{{0}, []byte("garbage"), make([]byte, 100)} {
-		check("prefixed", append(append([]byte(nil), pre...), block...))
-		check("padded", append(append([]byte(nil), block...), pre...))
-	}
-	tr := len(block) - trailerLen
-	for bit := 0; bit < 8*trailerLen; bit++ {
-		b := append([]byte(nil), block...)
-		b[tr+bit/8] ^= 1 << (bit % 8)
-		if _, err := Inspect(b); err == nil {
-			t.Errorf("trailer bit %d flipped: Inspect accepted the block", bit)
+		for n := 0; n < len(block); n++ {
+			check("truncated", block[:n])
+			check("front cut", block[n+1:])
 		}
-		check("flipped trailer bit", b)
+		for _, pre := range [][]byte{{0}, []byte("garbage"), make([]byte, 100)} {
+			check("prefixed", append(append([]byte(nil), pre...), block...))
+			check("padded", append(append([]byte(nil), block...), pre...))
+		}
+		tr := len(block) - trailerLen
+		for bit := 0; bit < 8*trailerLen; bit++ {
+			b := append([]byte(nil), block...)
+			b[tr+bit/8] ^= 1 << (bit % 8)
+			if _, err := Inspect(b); err == nil {
+				t.Errorf("version %d, trailer bit %d flipped: Inspect accepted the block", version, bit)
+			}
+			check("flipped trailer bit", b)
+		}
+		// The version byte selects the check: a block relabelled as the
+		// other version, check unchanged, is rejected.
+		b := append([]byte(nil), block...)
+		b[tr+27] = formatVersion + formatV1 - version
+		if _, err := Inspect(b); err == nil {
+			t.Errorf("version %d relabelled %d: Inspect accepted the block", version, b[tr+27])
+		}
+		check("relabelled", b)
 	}
 	// Another filter type is never vouched for.
-	if !p.MayContain(pebble.FilterType(7), block, []byte("absent")) {
+	if !p.MayContain(pebble.FilterType(7), build(p, keys), []byte("absent")) {
 		t.Fatal("unknown filter type answered absent")
 	}
+}
+
+// withVersion returns a copy of block with its trailer rewritten as the
+// given format version, check included.
+func withVersion(block []byte, version uint8) []byte {
+	b := append([]byte(nil), block...)
+	m, seed, kc, w := trailerWords(b)
+	t := trailerOf(m, seed, kc, uint32(w))
+	t.version = version
+	t.put(b[len(b)-trailerLen:])
+	return b
 }
 
 // TestRandomBytes: MayContain and Inspect on random bytes of every length up
@@ -170,15 +191,35 @@ func TestConcurrentMayContain(t *testing.T) {
 	}
 }
 
-// TestTrailerLayout pins the trailer's byte positions independently of the
-// golden files.
+// TestTrailerLayout pins the trailer's byte positions and both versions'
+// checks, as the package doc states them, independently of the golden files.
 func TestTrailerLayout(t *testing.T) {
 	tl := trailer{buckets: 0x0102030405060708, seed: 0x1112131415161718, keys: 0x21222324, f: 13, flags: flagSemiSort, version: formatVersion}
 	b := make([]byte, trailerLen)
 	tl.put(b)
 	if binary.LittleEndian.Uint64(b[0:]) != tl.buckets || binary.LittleEndian.Uint64(b[8:]) != tl.seed ||
-		binary.LittleEndian.Uint32(b[16:]) != tl.keys || b[24] != 13 || b[25] != 1 || b[26] != 0 || b[27] != 1 ||
+		binary.LittleEndian.Uint32(b[16:]) != tl.keys || b[24] != 13 || b[25] != 1 || b[26] != 0 || b[27] != 2 ||
 		string(b[28:]) != "CKOO" {
 		t.Fatalf("trailer bytes %x", b)
+	}
+	// Version 2: the four words XORed, then the halves, give 0x5bd1e995.
+	var x uint64
+	for i := 0; i < trailerLen; i += 8 {
+		x ^= binary.LittleEndian.Uint64(b[i:])
+	}
+	if got := uint32(x>>32) ^ uint32(x); got != 0x5bd1e995 {
+		t.Fatalf("version 2 trailer folds to %#x", got)
+	}
+	// Version 1: the rotated fold of the package doc.
+	tl.version = formatV1
+	tl.put(b)
+	if b[27] != 1 {
+		t.Fatalf("version byte %d", b[27])
+	}
+	rotl := func(v uint32, k int) uint32 { return v<<k | v>>(32-k) }
+	w := binary.LittleEndian.Uint32(b[24:])
+	want := 0x05060708 ^ 0x01020304 ^ rotl(0x15161718^0x11121314, 7) ^ rotl(0x21222324, 13) ^ rotl(w, 19) ^ 0x5bd1e995
+	if got := binary.LittleEndian.Uint32(b[20:]); got != want {
+		t.Fatalf("version 1 check %#x, want %#x", got, want)
 	}
 }

@@ -98,13 +98,23 @@
 //	     0     8  m, the number of buckets (at most 2^48)
 //	     8     8  seed mixed into every hash before addressing
 //	    16     4  number of distinct key hashes placed
-//	    20     4  check: the other fields folded, each rotated differently,
-//	              so that any single flipped bit is detected
+//	    20     4  check (below)
 //	    24     1  f, fingerprint width in bits, 4 to 32
 //	    25     1  flags: bit 0 = semi-sorted buckets; other bits zero
 //	    26     1  reserved, zero
-//	    27     1  format version, 1
+//	    27     1  format version, 2
 //	    28     4  magic "CKOO"
+//
+// The check makes the trailer fold to 0x5bd1e995: XOR the trailer's four
+// 8-byte words (offsets 0, 8, 16, 24), then XOR the high and low 32-bit
+// halves of the result. A flipped bit anywhere in the trailer flips one bit
+// of the fold, so any single flipped bit is detected.
+//
+// Version 1 differs only in the check, which was, over 32-bit halves and
+// rotations rotl32: lo(m)^hi(m) ^ rotl32(lo(seed)^hi(seed), 7) ^
+// rotl32(keys, 13) ^ rotl32(bytes 24..27 as a little-endian word, 19) ^
+// 0x5bd1e995. Readers accept both versions; the writer writes version 2,
+// whose check costs a lookup fewer instructions.
 //
 // Bucket i starts at bit i*bb of the array (bit k of the array is bit k%8 of
 // byte k/8). A plain bucket is four f-bit fingerprints, slot 0 in the lowest
@@ -137,7 +147,7 @@
 // fixed cost (padding, trailer, rounding), so m = 9673/36 = 268 buckets
 // (load 0.933): 268*36/8 = 1206 bytes of buckets, 8 of padding and 32 of
 // trailer, 1246 bytes, 9.97 bits per key. The trailer ends
-// 0a 01 00 01 43 4b 4f 4f.
+// 0a 01 00 02 43 4b 4f 4f.
 //
 // The trailer's check field catches damage to the trailer, which would
 // misdirect every lookup. Damage to the bucket array is not detected by the

@@ -11,9 +11,13 @@ import (
 
 // The trailer that ends every filter block (see the package doc).
 const (
-	trailerLen    = 32
-	formatVersion = 1
+	trailerLen = 32
+	// formatVersion is what the writer writes. Readers also accept
+	// formatV1, which differs only in how the check field is computed.
+	formatVersion = 2
+	formatV1      = 1
 	magic         = 0x4f4f4b43 // "CKOO" in little-endian order
+	checkFold     = 0x5bd1e995 // what a version 2 trailer folds to
 	flagSemiSort  = 1
 	knownFlags    = flagSemiSort
 )
@@ -43,32 +47,44 @@ func (t *trailer) params() cuckoo.StaticParams {
 	}
 }
 
-// checksum covers every trailer field but the magic and itself: a flipped
-// bit in the seed would otherwise turn lookups into false negatives.
-func (t *trailer) checksum() uint32 {
-	w := uint32(t.f) | uint32(t.flags)<<8 | uint32(t.reserved)<<16 | uint32(t.version)<<24
-	return checksum(t.buckets, t.seed, t.keys, w)
+// fold is the version 2 check: the XOR of the trailer's four 8-byte words,
+// its high and low halves XORed. The writer sets the check field so that a
+// trailer folds to checkFold. A flipped bit anywhere in the trailer flips
+// exactly one bit of the fold, so any single flipped bit is detected (a
+// flipped seed bit would otherwise turn lookups into false negatives), and it
+// costs MayContain three XORs, a shift and a fourth XOR.
+func fold(m, seed, kc, w uint64) uint32 {
+	x := m ^ seed ^ kc ^ w
+	return uint32(x>>32) ^ uint32(x)
 }
 
-// checksum folds the trailer's buckets, seed, key count and the word of
-// width, flags, reserved byte and version into 32 bits, each field rotated
-// differently, so that any single flipped bit in the trailer changes it. It
-// is a few instructions, paid on every lookup: the block as a whole is
-// protected by Pebble's block checksum.
-func checksum(buckets, seed uint64, keys, w uint32) uint32 {
+// checksumV1 is the version 1 check: the trailer's buckets, seed, key count
+// and the word of width, flags, reserved byte and version, each rotated
+// differently, folded into 32 bits. Version 2 replaced it with fold, which
+// detects the same single flipped bits in fewer instructions: far beyond the
+// cache, every instruction of a lookup counts.
+func checksumV1(buckets, seed uint64, keys, w uint32) uint32 {
 	x := uint32(buckets) ^ uint32(buckets>>32)
 	x ^= bits.RotateLeft32(uint32(seed)^uint32(seed>>32), 7)
 	x ^= bits.RotateLeft32(keys, 13) ^ bits.RotateLeft32(w, 19)
 	return x ^ 0x5bd1e995
 }
 
+// put writes the trailer into b (trailerLen bytes), computing its check for
+// its version: formatVersion, or formatV1 for tests of old blocks.
 func (t *trailer) put(b []byte) {
 	binary.LittleEndian.PutUint64(b[0:], t.buckets)
 	binary.LittleEndian.PutUint64(b[8:], t.seed)
 	binary.LittleEndian.PutUint32(b[16:], t.keys)
-	binary.LittleEndian.PutUint32(b[20:], t.checksum())
+	binary.LittleEndian.PutUint32(b[20:], 0)
 	b[24], b[25], b[26], b[27] = t.f, t.flags, t.reserved, t.version
 	binary.LittleEndian.PutUint32(b[28:], magic)
+	m, seed, kc, w := trailerWords(b)
+	check := fold(m, seed, kc, w) ^ checkFold
+	if t.version == formatV1 {
+		check = checksumV1(t.buckets, t.seed, t.keys, uint32(w))
+	}
+	binary.LittleEndian.PutUint32(b[20:], check)
 }
 
 // Reasons a block is rejected; MayContain answers true for all of them.
@@ -88,7 +104,7 @@ var reasons = [...]string{
 	errShort:    "shorter than its trailer",
 	errMagic:    "wrong magic",
 	errVersion:  "unknown format version",
-	errChecksum: "trailer checksum mismatch",
+	errChecksum: "trailer check mismatch",
 	errFlags:    "unknown flags",
 	errWidth:    "unsupported fingerprint width",
 	errEmpty:    "keys without buckets",
@@ -97,8 +113,7 @@ var reasons = [...]string{
 
 // decode validates a block and returns a view of its table, its trailer,
 // and okBlock or the reason it was rejected. A block with zero keys and zero
-// buckets is valid and empty. decode does not allocate; the trailer stays in
-// registers as raw words until the block is known good.
+// buckets is valid and empty. decode does not allocate.
 func decode(b []byte) (cuckoo.Static, trailer, int) {
 	n := len(b)
 	if n < trailerLen {
@@ -107,16 +122,9 @@ func decode(b []byte) (cuckoo.Static, trailer, int) {
 	m, seed, kc, w := trailerWords(b)
 	keys, w24 := uint32(kc), uint32(w)
 	f := w24 & 0xff
-	r := okBlock
+	r := trailerReason(m, seed, kc, w)
 	switch {
-	case uint32(w>>32) != magic:
-		r = errMagic
-	case w24>>16 != formatVersion<<8: // version byte, reserved byte
-		r = errVersion
-	case uint32(kc>>32) != checksum(m, seed, keys, w24):
-		r = errChecksum
-	case w24>>8&0xff&^knownFlags != 0:
-		r = errFlags
+	case r != okBlock:
 	case f < cuckoo.MinFingerprintBits || f > cuckoo.MaxFingerprintBits:
 		r = errWidth
 	case m == 0 && keys != 0:
@@ -148,12 +156,38 @@ func trailerWords(b []byte) (m, seed, kc, w uint64) {
 		binary.LittleEndian.Uint64(tb[16:]), binary.LittleEndian.Uint64(tb[24:])
 }
 
-// trailerOK checks the magic, version, reserved byte, checksum and flags of
-// a trailer read as four little-endian words.
+// trailerOK reports whether a trailer read as four little-endian words is a
+// sound version 2 trailer: magic, version, reserved byte, check and flags. It
+// is MayContain's test, small enough to inline; trailerReason handles every
+// other trailer, old versions included.
 func trailerOK(m, seed, kc, w uint64) bool {
+	return fold(m, seed, kc, w) == checkFold && w>>16 == magic<<16|formatVersion<<8 && w>>8&0xff&^knownFlags == 0
+}
+
+// trailerReason checks what trailerOK checks, for every version the reader
+// knows, and returns okBlock or the first reason the trailer is rejected.
+//
+//go:noinline
+func trailerReason(m, seed, kc, w uint64) int {
 	w24 := uint32(w)
-	return uint32(w>>32) == magic && w24>>16 == formatVersion<<8 &&
-		uint32(kc>>32) == checksum(m, seed, uint32(kc), w24) && w24>>8&0xff&^knownFlags == 0
+	switch {
+	case uint32(w>>32) != magic:
+		return errMagic
+	case w24>>16 == formatVersion<<8: // version byte, reserved byte
+		if fold(m, seed, kc, w) != checkFold {
+			return errChecksum
+		}
+	case w24>>16 == formatV1<<8:
+		if uint32(kc>>32) != checksumV1(m, seed, uint32(kc), w24) {
+			return errChecksum
+		}
+	default:
+		return errVersion
+	}
+	if w24>>8&0xff&^knownFlags != 0 {
+		return errFlags
+	}
+	return okBlock
 }
 
 func trailerOf(m, seed, kc uint64, w24 uint32) trailer {

@@ -16,6 +16,9 @@ var update = flag.Bool("update", false, "rewrite the golden filter blocks in tes
 // goldenCases are built from fixed keys; their bytes pin the block format,
 // the hashing and the placement. A change that alters them breaks every
 // filter already on disk: it needs a new format version, not -update.
+// testdata/golden holds the blocks the writer writes (format version 2);
+// testdata/golden/v1 the same blocks as version 1 wrote them, which readers
+// still accept.
 var goldenCases = []struct {
 	name string
 	p    pebble.FilterPolicy
@@ -54,8 +57,43 @@ func TestGolden(t *testing.T) {
 			}
 			// Blocks on disk stay readable: every key of the golden block is found.
 			requireAll(t, FilterPolicy(10), want, keys)
-			if _, err := Inspect(want); err != nil {
+			info, err := Inspect(want)
+			if err != nil {
 				t.Fatal(err)
+			}
+
+			// The version 1 block differs only in its check and version
+			// bytes, and reads the same.
+			old, err := os.ReadFile(filepath.Join("testdata", "golden", "v1", tc.name+".block"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(old) != len(want) {
+				t.Fatalf("v1 block is %d bytes, v2 %d", len(old), len(want))
+			}
+			tr := len(old) - trailerLen
+			if old[tr+27] != formatV1 || want[tr+27] != formatVersion {
+				t.Fatalf("versions %d and %d, want %d and %d", old[tr+27], want[tr+27], formatV1, formatVersion)
+			}
+			for i := range old {
+				if (i < tr+20 || i >= tr+24) && i != tr+27 && old[i] != want[i] {
+					t.Fatalf("v1 and v2 blocks differ at offset %d of %d, outside the check and version", i, len(old))
+				}
+			}
+			requireAll(t, FilterPolicy(10), old, keys)
+			oldInfo, err := Inspect(old)
+			if err != nil {
+				t.Fatalf("v1 block: %v", err)
+			}
+			if oldInfo != info {
+				t.Fatalf("v1 block: Inspect %+v, v2 block %+v", oldInfo, info)
+			}
+			absent := randomKeys(rng(uint64(tc.n)), 2000)
+			for i := range absent.len() {
+				if FilterPolicy(10).MayContain(pebble.TableFilter, old, absent.at(i)) !=
+					FilterPolicy(10).MayContain(pebble.TableFilter, want, absent.at(i)) {
+					t.Fatalf("v1 and v2 blocks answer differently for %x", absent.at(i))
+				}
 			}
 		})
 	}

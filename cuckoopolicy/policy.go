@@ -73,9 +73,31 @@ var (
 // Name implements the pebble.FilterPolicy interface.
 func (p FilterPolicy) Name() string { return name }
 
-// MayContain implements the pebble.FilterPolicy interface.
+// MayContain implements the pebble.FilterPolicy interface. It answers true
+// for anything it cannot vouch for: another filter type, a block too short,
+// a wrong magic, version or check, unknown flags, a width it does not
+// support, a length that does not match the bucket count. Every instance
+// reads every block of this policy, whatever its budget.
 func (p FilterPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) bool {
-	return mayContain(ftype, filter, key)
+	// The body is here, not in a helper: FilterPolicy is the drop-in, and
+	// far beyond the cache every call and instruction of a lookup counts.
+	// Policy.MayContain calls this one.
+	if ftype != pebble.TableFilter {
+		return true
+	}
+	n := len(filter)
+	if n < trailerLen {
+		return true
+	}
+	// Hash first: nothing else is live across the call, so nothing is
+	// spilled around it.
+	h := cuckoo.Hash(key)
+	m, seed, kc, w := trailerWords(filter)
+	if !trailerOK(m, seed, kc, w) && trailerReason(m, seed, kc, w) != okBlock || m == 0 && uint32(kc) != 0 {
+		return true
+	}
+	// cuckoo.Lookup checks the width and the table length itself.
+	return cuckoo.Lookup(filter[:n-trailerLen], m, seed, uint(w&0xff), w&(flagSemiSort<<8) != 0, h)
 }
 
 // NewWriter implements the pebble.FilterPolicy interface.
@@ -86,9 +108,10 @@ func (p FilterPolicy) NewWriter(ftype pebble.FilterType) pebble.FilterWriter {
 // Name implements the pebble.FilterPolicy interface.
 func (p Policy) Name() string { return name }
 
-// MayContain implements the pebble.FilterPolicy interface.
+// MayContain implements the pebble.FilterPolicy interface, as
+// FilterPolicy.MayContain does.
 func (p Policy) MayContain(ftype pebble.FilterType, filter, key []byte) bool {
-	return mayContain(ftype, filter, key)
+	return FilterPolicy(0).MayContain(ftype, filter, key)
 }
 
 // NewWriter implements the pebble.FilterPolicy interface.
@@ -102,29 +125,6 @@ func (p FilterPolicy) String() string { return fmt.Sprintf("cuckoopolicy.FilterP
 // String returns the policy as Go source, for logs and test names.
 func (p Policy) String() string {
 	return fmt.Sprintf("cuckoopolicy.Policy{FingerprintBits: %d, SemiSort: %v, LoadFactor: %v}", p.FingerprintBits, p.SemiSort, p.LoadFactor)
-}
-
-// mayContain answers true for anything it cannot vouch for: another filter
-// type, a block too short, a wrong magic or version, a width it does not
-// support, a length that does not match the bucket count.
-func mayContain(ftype pebble.FilterType, filter, key []byte) bool {
-	if ftype != pebble.TableFilter {
-		return true
-	}
-	n := len(filter)
-	if n < trailerLen {
-		return true
-	}
-	// Hash first: nothing else is live across the call, so nothing is
-	// spilled around it.
-	h := cuckoo.Hash(key)
-	m, seed, kc, w := trailerWords(filter)
-	keys, w24 := uint32(kc), uint32(w)
-	if !trailerOK(m, seed, kc, w) || (m == 0 && keys != 0) {
-		return true
-	}
-	// cuckoo.Lookup checks the width and the table length itself.
-	return cuckoo.Lookup(filter[:n-trailerLen], m, seed, uint(w24&0xff), w24&(flagSemiSort<<8) != 0, h)
 }
 
 // config is what a writer needs: the layout and how many buckets n keys get.
