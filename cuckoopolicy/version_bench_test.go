@@ -1,0 +1,46 @@
+package cuckoopolicy
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	pbloom "github.com/cockroachdb/pebble/v2/bloom"
+)
+
+// BenchmarkMayContainVersions reads the same FilterPolicy(10) table as a
+// version 2 block and as a version 1 block (format.go), and Pebble's bloom
+// over the same keys, with absent 16-byte keys. Both cuckoo blocks go through
+// the same MayContain; a version 1 trailer fails the inline version 2 test
+// and is checked out of line, as the version 1 reader checked every block.
+// The difference is what the trailer check costs a lookup:
+//
+//	go test ./cuckoopolicy -run '^$' -bench MayContainVersions -count 5
+func BenchmarkMayContainVersions(b *testing.B) {
+	for _, n := range []int{100000, 1 << 24} {
+		r := rng(1)
+		keys := randomKeys(r, n)
+		// Enough queries that the lines they touch do not stay in the last
+		// cache level between rounds for the large filter.
+		queries := randomKeys(r, 1<<21)
+		v2 := build(FilterPolicy(10), keys)
+		blocks := []struct {
+			name  string
+			p     pebble.FilterPolicy
+			block []byte
+		}{
+			{"cuckoo-v2", FilterPolicy(10), v2},
+			{"cuckoo-v1", FilterPolicy(10), withVersion(v2, formatV1)},
+			{"bloom", pbloom.FilterPolicy(10), build(pbloom.FilterPolicy(10), keys)},
+		}
+		for _, bl := range blocks {
+			b.Run(fmt.Sprintf("n=%d/%s", n, bl.name), func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					bl.p.MayContain(pebble.TableFilter, bl.block, queries.at(i&(1<<21-1)))
+					i++
+				}
+			})
+		}
+	}
+}
