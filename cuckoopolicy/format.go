@@ -80,11 +80,11 @@ func (t *trailer) put(b []byte) {
 	b[24], b[25], b[26], b[27] = t.f, t.flags, t.reserved, t.version
 	binary.LittleEndian.PutUint32(b[28:], magic)
 	m, seed, kc, w := trailerWords(b)
-	check := fold(m, seed, kc, w) ^ checkFold
 	if t.version == formatV1 {
-		check = checksumV1(t.buckets, t.seed, t.keys, uint32(w))
+		binary.LittleEndian.PutUint32(b[20:], checksumV1(m, seed, uint32(kc), uint32(w)))
+		return
 	}
-	binary.LittleEndian.PutUint32(b[20:], check)
+	binary.LittleEndian.PutUint32(b[20:], fold(m, seed, kc, w)^checkFold)
 }
 
 // Reasons a block is rejected; MayContain answers true for all of them.
