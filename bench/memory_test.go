@@ -28,7 +28,7 @@ func memIndex(i uint64) uint64 { return i * 0x9e3779b97f4a7c15 >> (64 - 24) }
 //     in the same line; two-far reads a second line anywhere, as a cuckoo
 //     lookup's second bucket; six-same-line reads six words of one line, as
 //     Pebble's bloom reads its six probes; one-plus-alu adds to one the
-//     arithmetic of a trailer check (below).
+//     arithmetic of a version 1 trailer check (below).
 //   - dependent: op i+1's address needs op i's loaded value, so nothing
 //     overlaps across ops and the time per op is the latency of one lookup.
 //     two-far issues both loads before either returns, as a cuckoo lookup
@@ -90,9 +90,10 @@ func BenchmarkMemoryLoads(b *testing.B) {
 		}
 		memSink = s
 	})
-	// one-plus-alu adds to each op the arithmetic of cuckoopolicy's trailer
-	// check: four words read from one hot line, folded by shifts, rotations
-	// and XORs, and a compare.
+	// one-plus-alu adds to each op the arithmetic of the trailer check of
+	// cuckoopolicy's block format version 1 (version 2 replaced it with a
+	// fold of XORs for this reason): four words read from one hot line,
+	// folded by shifts, rotations and XORs, and a compare.
 	trailer := [4]uint64{1 << 20, 3, 5<<32 | 7, 9}
 	b.Run("independent/one-plus-alu", func(b *testing.B) {
 		var s, i uint64
