@@ -52,9 +52,9 @@ func staticAddr(h, seed, m uint64, f uint) (i1, i2 uint64, fp uint32) {
 }
 
 // window bounds the distance from a key's first bucket to its second, so
-// that both probes of a lookup fall in the same few pages and a build's
-// accesses stay local. Tables of at most window buckets draw the second
-// bucket from the whole table.
+// that the builder can hold each entry's other bucket as a 16-bit offset
+// (offset, other) and its eviction walks stay local. Tables of at most window
+// buckets draw the second bucket from the whole table.
 const window = 1 << 14
 
 // second draws the second bucket from the low half of y: uniformly from the
