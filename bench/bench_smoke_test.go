@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -64,6 +65,47 @@ func TestReportTiny(t *testing.T) {
 	}
 	if !strings.Contains(string(md), "By filter size, at B=10") {
 		t.Error("REPORT.md lacks the size sweep")
+	}
+	// The key-shape table: a cuckoo and a bloom point per shape and budget,
+	// over the same keys and queries, within the budget.
+	nb, nk := len(c.FPRShapeBits), len(c.FPRShapeKeys)
+	if pairs := r.FPR.ShapePairs(); len(pairs) != len(KeyShapes)*nk*nb {
+		t.Errorf("%d shape pairs, want %d", len(pairs), len(KeyShapes)*nk*nb)
+	} else {
+		for i, p := range pairs {
+			shape, n, bb := KeyShapes[i/(nk*nb)].Format, c.FPRShapeKeys[i/nb%nk], c.FPRShapeBits[i%nb]
+			for j, x := range p {
+				if x.Series != []string{SeriesCuckoo, SeriesPebbleBloom}[j] || x.Param != shape || x.X != bb || x.Keys != n ||
+					x.Queries != r.FPR.ShapeQueries || x.BitsPerKey > float64(bb)+1 || x.FPR > 0.1 {
+					t.Errorf("shape pair %d, point %d: %+v", i, j, x)
+				}
+			}
+		}
+	}
+	if !strings.Contains(string(md), "By key shape") {
+		t.Error("REPORT.md lacks the key-shape table")
+	}
+}
+
+// TestKeyShapes checks that every shape gives distinct keys of the common
+// width, and that a format of another width is an error.
+func TestKeyShapes(t *testing.T) {
+	for _, s := range KeyShapes {
+		ks, err := s.Set(1000, 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for i := range ks.Len() {
+			k := string(ks.At(i))
+			if len(k) != ShortKeyLen || seen[k] || k != fmt.Sprintf(s.Format, 1000+i) {
+				t.Fatalf("%s: key %d is %q", s.Name, i, k)
+			}
+			seen[k] = true
+		}
+	}
+	if _, err := (KeyShape{Format: "k%d"}).Set(0, 10); err == nil {
+		t.Error("a format of another width gave no error")
 	}
 }
 

@@ -45,6 +45,12 @@ type Config struct {
 	// rises with the filter's size.
 	FPRSizes    []int
 	FPRSizeBits int
+	// FPRShapeBits are the budgets of the table by key shape (KeyShapes),
+	// FPRShapeKeys its counts of sequential members, each queried with the
+	// next min(FPRQueries, FPRShapeQueries) keys of the same shape.
+	FPRShapeBits    []int
+	FPRShapeKeys    []int
+	FPRShapeQueries int
 
 	// Lookup time against the share of positive queries (Figure 3).
 	LookupBits      int // budget of the compared filters
@@ -87,6 +93,7 @@ func Tiny() Config {
 		Mode: "tiny", Seed: 1,
 		LoadLogBuckets: 10, LoadRuns: 2, LoadMaxKicks: 500, LoadStaticRuns: 1, LoadStaticLogBuckets: 10,
 		FPRKeys: 4000, FPRQueries: 20000, FPRMinBits: 8, FPRMaxBits: 12, FPRSizes: []int{1000, 4000}, FPRSizeBits: 10,
+		FPRShapeBits: []int{10}, FPRShapeKeys: []int{4000}, FPRShapeQueries: 20000,
 		LookupBits: 12, LookupSmallKeys: 4000, LookupLargeKeys: 20000, LookupQueries: 10000,
 		LookupReps: 1, LookupMinTime: time.Millisecond, LookupPositiveps: []float64{0, 1},
 		BuildKeys: 10000,
@@ -102,6 +109,7 @@ func Quick() Config {
 		LoadLogBuckets: 18, LoadRuns: 3, LoadMaxKicks: 500, LoadStaticRuns: 3, LoadStaticLogBuckets: 18,
 		FPRKeys: 1 << 18, FPRQueries: 4_000_000, FPRMinBits: 4, FPRMaxBits: 24,
 		FPRSizes: []int{1 << 16, 1 << 18, 1 << 20, 1 << 22}, FPRSizeBits: 10,
+		FPRShapeBits: []int{10, 12, 16}, FPRShapeKeys: []int{1 << 18, 1_000_000}, FPRShapeQueries: 4_000_000,
 		LookupBits: 12, LookupSmallKeys: 600_000, LookupLargeKeys: 40_000_000, LookupQueries: 1 << 21,
 		LookupReps: 7, LookupMinTime: 50 * time.Millisecond,
 		LookupPositiveps: []float64{0, 0.25, 0.5, 0.75, 1},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/cockroachdb/pebble/v2"
 	pbloom "github.com/cockroachdb/pebble/v2/bloom"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
@@ -27,6 +28,7 @@ type FPRPoint struct {
 	Series     string
 	Param      string  // "B=10", "f=12"
 	X          int     // the swept parameter (budget or fingerprint bits)
+	Keys       int     // members the filter was built over
 	BitsPerKey float64 // 8*len(filter)/keys, measured
 	FPR        float64 // hits/queries over non-members
 	Hits       int
@@ -43,6 +45,11 @@ type FPRResult struct {
 	// over SizeQueries non-member queries.
 	BySize                []FPRPoint
 	SizeBits, SizeQueries int
+	// ByShape holds, for each KeyShapes family (Param: its format), count
+	// of sequential members and budget (X), FilterPolicy(B) and bloom(B),
+	// queried with the next ShapeQueries keys of the family.
+	ByShape      []FPRPoint
+	ShapeQueries int
 }
 
 // Find returns the point of a series with parameter x.
@@ -74,6 +81,23 @@ func (r *FPRResult) SizePairs() [][2]FPRPoint {
 	return pairs
 }
 
+// ShapePairs returns the key-shape table as (cuckoo, bloom) pairs over the
+// same keys, in the order measured.
+func (r *FPRResult) ShapePairs() [][2]FPRPoint {
+	var pairs [][2]FPRPoint
+	for _, c := range r.ByShape {
+		if c.Series != SeriesCuckoo {
+			continue
+		}
+		for _, b := range r.ByShape {
+			if b.Series == SeriesPebbleBloom && b.Param == c.Param && b.X == c.X && b.Keys == c.Keys {
+				pairs = append(pairs, [2]FPRPoint{c, b})
+			}
+		}
+	}
+	return pairs
+}
+
 // MeasureFPR sweeps bits per key for every filter kind on the same keys and
 // the same non-member queries.
 func MeasureFPR(c Config, pr *progress) (*FPRResult, error) {
@@ -91,7 +115,7 @@ func MeasureFPR(c Config, pr *progress) (*FPRResult, error) {
 			return fmt.Errorf("%s %s: %w", series, param, err)
 		}
 		hits := CountStream(f, absent, q)
-		p := FPRPoint{Series: series, Param: param, X: x,
+		p := FPRPoint{Series: series, Param: param, X: x, Keys: n,
 			BitsPerKey: 8 * float64(f.Bytes()) / float64(n),
 			FPR:        float64(hits) / float64(q), Hits: hits, Queries: q}
 		if cb, ok := f.(CuckooBlock); ok {
@@ -184,6 +208,44 @@ func MeasureFPR(c Config, pr *progress) (*FPRResult, error) {
 			}
 			if err := measureTo(&r.BySize, SeriesPebbleBloom, param, sz, PolicyKind("", pbloom.FilterPolicy(bb)), sz, r.SizeQueries); err != nil {
 				return nil, err
+			}
+		}
+	}
+	// Key shape: sequential keys of a few common forms. Pebble's bloom
+	// hashes with a 32-bit function whose spread depends on the keys;
+	// cuckoo filters address by a 64-bit xxhash.
+	if len(c.FPRShapeBits) > 0 && len(c.FPRShapeKeys) > 0 {
+		r.ShapeQueries = min(q, c.FPRShapeQueries)
+		for _, shape := range KeyShapes {
+			for _, n := range c.FPRShapeKeys {
+				pr.Stage("fpr: %d %s keys (%s), B=%v, %d queries each", n, shape.Name, shape.Format, c.FPRShapeBits, r.ShapeQueries)
+				keys, err := shape.Set(0, n)
+				if err != nil {
+					return nil, err
+				}
+				queries, err := shape.Set(n, r.ShapeQueries)
+				if err != nil {
+					return nil, err
+				}
+				for _, bb := range c.FPRShapeBits {
+					for _, k := range []struct {
+						series string
+						pol    pebble.FilterPolicy
+					}{{SeriesCuckoo, cuckoopolicy.FilterPolicy(bb)}, {SeriesPebbleBloom, pbloom.FilterPolicy(bb)}} {
+						pr.Tick("%s %s B=%d", k.series, shape.Format, bb)
+						f, err := PolicyKind("", k.pol).Build(keys)
+						if err != nil {
+							return nil, fmt.Errorf("%s %s B=%d: %w", k.series, shape.Format, bb, err)
+						}
+						if miss := n - f.Count(keys); miss != 0 {
+							return nil, fmt.Errorf("%s %s B=%d: %d false negatives", k.series, shape.Format, bb, miss)
+						}
+						hits := f.Count(queries)
+						r.ByShape = append(r.ByShape, FPRPoint{Series: k.series, Param: shape.Format, X: bb, Keys: n,
+							BitsPerKey: 8 * float64(f.Bytes()) / float64(n),
+							FPR:        float64(hits) / float64(r.ShapeQueries), Hits: hits, Queries: r.ShapeQueries})
+					}
+				}
 			}
 		}
 	}

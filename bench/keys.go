@@ -12,6 +12,7 @@ package bench
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 )
 
@@ -93,6 +94,33 @@ func (k genKeys) Each(fn func(key []byte)) {
 		k.g.Put(buf, uint64(i))
 		fn(buf)
 	}
+}
+
+// KeyShape is a family of sequential keys as applications write them: key i
+// is Format applied to i. Every shape here is ShortKeyLen bytes wide, like
+// KeyGen's random keys, so that the two compare at the same length.
+type KeyShape struct {
+	Name, Format string
+}
+
+// KeyShapes are the families of the false-positive table by key shape.
+var KeyShapes = []KeyShape{
+	{"decimal, zero-padded", "%016d"},
+	{"prefix and decimal", "user%012d"},
+	{"hexadecimal, zero-padded", "%016x"},
+}
+
+// Set returns keys lo..lo+n-1 of the family in one flat buffer, and an error
+// if one of them is not ShortKeyLen bytes long.
+func (s KeyShape) Set(lo, n int) (*KeySet, error) {
+	ks := &KeySet{Data: make([]byte, 0, n*ShortKeyLen), Width: ShortKeyLen}
+	for i := lo; i < lo+n; i++ {
+		ks.Data = fmt.Appendf(ks.Data, s.Format, i)
+		if len(ks.Data) != (i-lo+1)*ShortKeyLen {
+			return nil, fmt.Errorf("key shape %q: key %d is not %d bytes", s.Format, i, ShortKeyLen)
+		}
+	}
+	return ks, nil
 }
 
 // mix64 is the splitmix64 finalizer: a bijection with full avalanche.
