@@ -217,13 +217,13 @@ func MeasureFPR(c Config, pr *progress) (*FPRResult, error) {
 	if len(c.FPRShapeBits) > 0 && len(c.FPRShapeKeys) > 0 {
 		r.ShapeQueries = min(q, c.FPRShapeQueries)
 		for _, shape := range KeyShapes {
-			for _, n := range c.FPRShapeKeys {
-				pr.Stage("fpr: %d %s keys (%s), B=%v, %d queries each", n, shape.Name, shape.Format, c.FPRShapeBits, r.ShapeQueries)
-				keys, err := shape.Set(0, n)
+			for _, count := range c.FPRShapeKeys {
+				pr.Stage("fpr: %d %s keys (%s), B=%v, %d queries each", count, shape.Name, shape.Format, c.FPRShapeBits, r.ShapeQueries)
+				keys, err := shape.Set(0, count)
 				if err != nil {
 					return nil, err
 				}
-				queries, err := shape.Set(n, r.ShapeQueries)
+				queries, err := shape.Set(count, r.ShapeQueries)
 				if err != nil {
 					return nil, err
 				}
@@ -237,12 +237,12 @@ func MeasureFPR(c Config, pr *progress) (*FPRResult, error) {
 						if err != nil {
 							return nil, fmt.Errorf("%s %s B=%d: %w", k.series, shape.Format, bb, err)
 						}
-						if miss := n - f.Count(keys); miss != 0 {
+						if miss := count - f.Count(keys); miss != 0 {
 							return nil, fmt.Errorf("%s %s B=%d: %d false negatives", k.series, shape.Format, bb, miss)
 						}
 						hits := f.Count(queries)
-						r.ByShape = append(r.ByShape, FPRPoint{Series: k.series, Param: shape.Format, X: bb, Keys: n,
-							BitsPerKey: 8 * float64(f.Bytes()) / float64(n),
+						r.ByShape = append(r.ByShape, FPRPoint{Series: k.series, Param: shape.Format, X: bb, Keys: count,
+							BitsPerKey: 8 * float64(f.Bytes()) / float64(count),
 							FPR:        float64(hits) / float64(r.ShapeQueries), Hits: hits, Queries: r.ShapeQueries})
 					}
 				}
