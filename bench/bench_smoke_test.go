@@ -82,8 +82,8 @@ func TestReportTiny(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(string(md), "By key shape") {
-		t.Error("REPORT.md lacks the key-shape table")
+	if !strings.Contains(string(md), "By key shape") || !strings.Contains(string(md), "- Key shape, B=10: over 3 sets") {
+		t.Error("REPORT.md lacks the key-shape table or its verdict")
 	}
 }
 

@@ -883,6 +883,30 @@ func (r *Report) verdicts() []string {
 				"cuckoo from %s to %s (ratio cuckoo/bloom %.3f, then %.3f).",
 				f.SizeBits, c0.X, c1.X, pct(b0.FPR), pct(b1.FPR), pct(c0.FPR), pct(c1.FPR), ratioHits(c0, b0), ratioHits(c1, b1)))
 		}
+		if pairs := f.ShapePairs(); len(pairs) > 0 {
+			// Per budget: the range of cuckoo/bloom ratios over the shape
+			// sets, and how many sets bloom does better on than on random
+			// keys.
+			var budgets []int
+			lo, hi, better, sets := map[int]float64{}, map[int]float64{}, map[int]int{}, map[int]int{}
+			for _, pair := range pairs {
+				bb, ratio := pair[0].X, ratioHits(pair[0], pair[1])
+				if sets[bb] == 0 {
+					budgets = append(budgets, bb)
+					lo[bb], hi[bb] = ratio, ratio
+				}
+				sets[bb]++
+				lo[bb], hi[bb] = min(lo[bb], ratio), max(hi[bb], ratio)
+				if rb, ok := f.Find(SeriesPebbleBloom, bb); ok && pair[1].FPR < rb.FPR {
+					better[bb]++
+				}
+			}
+			for _, bb := range budgets {
+				v = append(v, fmt.Sprintf("Key shape, B=%d: over %d sets of sequential keys the FPR ratio cuckoo/bloom ranges "+
+					"from %.3f to %.3f; Pebble's bloom does better than on random keys on %d of them.",
+					bb, sets[bb], lo[bb], hi[bb], better[bb]))
+			}
+		}
 		for _, fs := range []string{SeriesFuse8, SeriesFuse16} {
 			for _, p := range f.Points {
 				if p.Series != fs || p.Hits == 0 {
