@@ -110,16 +110,10 @@ func MeasureFPR(c Config, pr *progress) (*FPRResult, error) {
 	// and appends the point to dst.
 	measureTo := func(dst *[]FPRPoint, series, param string, x int, k Kind, n, q int) error {
 		pr.Tick("%s %s", series, param)
-		f, err := k.Build(members.First(n))
+		p, _, err := measurePoint(series, param, x, k, members.First(n), q,
+			func(f Filter) int { return CountStream(f, absent, q) })
 		if err != nil {
-			return fmt.Errorf("%s %s: %w", series, param, err)
-		}
-		hits := CountStream(f, absent, q)
-		p := FPRPoint{Series: series, Param: param, X: x, Keys: n,
-			BitsPerKey: 8 * float64(f.Bytes()) / float64(n),
-			FPR:        float64(hits) / float64(q), Hits: hits, Queries: q}
-		if cb, ok := f.(CuckooBlock); ok {
-			p.Info = inspectString(cb)
+			return err
 		}
 		*dst = append(*dst, p)
 		return nil
@@ -233,23 +227,38 @@ func MeasureFPR(c Config, pr *progress) (*FPRResult, error) {
 						pol    pebble.FilterPolicy
 					}{{SeriesCuckoo, cuckoopolicy.FilterPolicy(bb)}, {SeriesPebbleBloom, pbloom.FilterPolicy(bb)}} {
 						pr.Tick("%s %s B=%d", k.series, shape.Format, bb)
-						f, err := PolicyKind("", k.pol).Build(keys)
+						p, f, err := measurePoint(k.series, shape.Format, bb, PolicyKind("", k.pol), keys, r.ShapeQueries,
+							func(f Filter) int { return f.Count(queries) })
 						if err != nil {
-							return nil, fmt.Errorf("%s %s B=%d: %w", k.series, shape.Format, bb, err)
+							return nil, err
 						}
 						if miss := count - f.Count(keys); miss != 0 {
 							return nil, fmt.Errorf("%s %s B=%d: %d false negatives", k.series, shape.Format, bb, miss)
 						}
-						hits := f.Count(queries)
-						r.ByShape = append(r.ByShape, FPRPoint{Series: k.series, Param: shape.Format, X: bb, Keys: count,
-							BitsPerKey: 8 * float64(f.Bytes()) / float64(count),
-							FPR:        float64(hits) / float64(r.ShapeQueries), Hits: hits, Queries: r.ShapeQueries})
+						r.ByShape = append(r.ByShape, p)
 					}
 				}
 			}
 		}
 	}
 	return r, nil
+}
+
+// measurePoint builds k over members and returns the filter and its point:
+// bits per key, and the hits count reports among q non-member queries.
+func measurePoint(series, param string, x int, k Kind, members Keys, q int, count func(Filter) int) (FPRPoint, Filter, error) {
+	f, err := k.Build(members)
+	if err != nil {
+		return FPRPoint{}, nil, fmt.Errorf("%s %s: %w", series, param, err)
+	}
+	n, hits := members.Len(), count(f)
+	p := FPRPoint{Series: series, Param: param, X: x, Keys: n,
+		BitsPerKey: 8 * float64(f.Bytes()) / float64(n),
+		FPR:        float64(hits) / float64(q), Hits: hits, Queries: q}
+	if cb, ok := f.(CuckooBlock); ok {
+		p.Info = inspectString(cb)
+	}
+	return p, f, nil
 }
 
 func inspectString(b []byte) string {
