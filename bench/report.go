@@ -600,15 +600,11 @@ func (r *Report) writeFPR(b *strings.Builder, plot plotFunc) {
 				fmt.Sprintf("%s (%d)", pct(cp.FPR), cp.Hits), fmt.Sprintf("%s (%d)", pct(bp.FPR), bp.Hits),
 				fmt.Sprintf("%.3f", ratioHits(cp, bp))}
 		}
-		seen := map[int]bool{}
-		for _, pair := range pairs {
-			if bb := pair[0].X; !seen[bb] {
-				seen[bb] = true
-				cp, ok1 := f.Find(SeriesCuckoo, bb)
-				bp, ok2 := f.Find(SeriesPebbleBloom, bb)
-				if ok1 && ok2 {
-					rows = append(rows, row("random bytes", cp, bp))
-				}
+		for _, bb := range r.Config.FPRShapeBits {
+			cp, ok1 := f.Find(SeriesCuckoo, bb)
+			bp, ok2 := f.Find(SeriesPebbleBloom, bb)
+			if ok1 && ok2 {
+				rows = append(rows, row("random bytes", cp, bp))
 			}
 		}
 		for _, pair := range pairs {
@@ -883,28 +879,28 @@ func (r *Report) verdicts() []string {
 				"cuckoo from %s to %s (ratio cuckoo/bloom %.3f, then %.3f).",
 				f.SizeBits, c0.X, c1.X, pct(b0.FPR), pct(b1.FPR), pct(c0.FPR), pct(c1.FPR), ratioHits(c0, b0), ratioHits(c1, b1)))
 		}
-		if pairs := f.ShapePairs(); len(pairs) > 0 {
-			// Per budget: the range of cuckoo/bloom ratios over the shape
-			// sets, and how many sets bloom does better on than on random
-			// keys.
-			var budgets []int
-			lo, hi, better, sets := map[int]float64{}, map[int]float64{}, map[int]int{}, map[int]int{}
+		// Per budget of the key-shape table: the range of cuckoo/bloom
+		// ratios over its sets, and on how many bloom does better than on
+		// random keys.
+		pairs := f.ShapePairs()
+		for _, bb := range r.Config.FPRShapeBits {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			sets, better := 0, 0
+			rb, haveRandom := f.Find(SeriesPebbleBloom, bb)
 			for _, pair := range pairs {
-				bb, ratio := pair[0].X, ratioHits(pair[0], pair[1])
-				if sets[bb] == 0 {
-					budgets = append(budgets, bb)
-					lo[bb], hi[bb] = ratio, ratio
+				if pair[0].X != bb {
+					continue
 				}
-				sets[bb]++
-				lo[bb], hi[bb] = min(lo[bb], ratio), max(hi[bb], ratio)
-				if rb, ok := f.Find(SeriesPebbleBloom, bb); ok && pair[1].FPR < rb.FPR {
-					better[bb]++
+				ratio := ratioHits(pair[0], pair[1])
+				lo, hi, sets = min(lo, ratio), max(hi, ratio), sets+1
+				if haveRandom && pair[1].FPR < rb.FPR {
+					better++
 				}
 			}
-			for _, bb := range budgets {
+			if sets > 0 {
 				v = append(v, fmt.Sprintf("Key shape, B=%d: over %d sets of sequential keys the FPR ratio cuckoo/bloom ranges "+
 					"from %.3f to %.3f; Pebble's bloom does better than on random keys on %d of them.",
-					bb, sets[bb], lo[bb], hi[bb], better[bb]))
+					bb, sets, lo, hi, better))
 			}
 		}
 		for _, fs := range []string{SeriesFuse8, SeriesFuse16} {
