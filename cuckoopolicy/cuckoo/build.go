@@ -3,6 +3,7 @@ package cuckoo
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"unsafe"
 )
 
@@ -180,9 +181,21 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 			i1, i2, fp := uint64(ii[j][0]), uint64(ii[j][1]), fps[j]
 			o1, o2 := offset(i1, i2, m), offset(i2, i1, m)
 			b1, b2 := &bs[i1], &bs[i2]
-			c1, c2 := fill(b1), fill(b2)
-			if min(clash(b1, fp, o1), clash(b2, fp, o2)) == 0 {
-				continue // a duplicate entry
+			// With 16-bit fingerprints (every FilterPolicy up to 16 bits a
+			// key) a bucket's slots are read as words, four at a time; the
+			// test is a constant in each instantiation.
+			var c1, c2 int
+			if unsafe.Sizeof(fp) == 2 {
+				s1, s2 := (*slotSet[uint16])(unsafe.Pointer(b1)), (*slotSet[uint16])(unsafe.Pointer(b2))
+				c1, c2 = fill16(s1), fill16(s2)
+				if holds16(s1, uint16(fp), o1)|holds16(s2, uint16(fp), o2) != 0 {
+					continue // a duplicate entry
+				}
+			} else {
+				c1, c2 = fill(b1), fill(b2)
+				if min(clash(b1, fp, o1), clash(b2, fp, o2)) == 0 {
+					continue // a duplicate entry
+				}
 			}
 			// The emptier bucket, the first on a tie, selected without a
 			// branch: which one it is, is a coin toss.
@@ -262,6 +275,24 @@ func clash[F uint16 | uint32](s *slotSet[F], fp F, alt int16) F {
 	a := F(uint16(alt))
 	return min(s.fp[0]^fp|(F(uint16(s.alt[0]))^a), s.fp[1]^fp|(F(uint16(s.alt[1]))^a),
 		s.fp[2]^fp|(F(uint16(s.alt[2]))^a), s.fp[3]^fp|(F(uint16(s.alt[3]))^a))
+}
+
+// lanes16 has the low bit of each 16-bit lane of a word set.
+const lanes16 = 0x0001_0001_0001_0001
+
+// fill16 is fill for 16-bit fingerprints, the four slots read as one word:
+// fingerprints are never 0, so the count is one past the highest nonzero
+// lane.
+func fill16(s *slotSet[uint16]) int {
+	return (bits.Len64(slotWord(&s.fp)) + 15) >> 4
+}
+
+// holds16 is nonzero if and only if clash is zero, for 16-bit fingerprints:
+// it compares the four slots at once, and a lane of x is zero where both
+// the fingerprint and the offset match.
+func holds16(s *slotSet[uint16], fp uint16, alt int16) uint64 {
+	x := (slotWord(&s.fp) ^ uint64(fp)*lanes16) | (slotWord((*[slots]uint16)(unsafe.Pointer(&s.alt))) ^ uint64(uint16(alt))*lanes16)
+	return (x - lanes16) &^ x & (lanes16 << 15)
 }
 
 // used is 1 for a nonzero x, else 0.

@@ -124,3 +124,46 @@ func TestPrefetch(t *testing.T) {
 		t.Fatal("prefetch changed memory")
 	}
 }
+
+// TestSlotWords checks the word-at-a-time bucket reads of the 16-bit build
+// path (fill16, holds16) against the slot-by-slot ones (fill, clash) on
+// buckets filled from the front, with fingerprints and offsets at their
+// extremes, queried for entries they hold and entries that differ from one
+// of them only in the fingerprint or only in the offset.
+func TestSlotWords(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	fps := []uint16{1, 2, 0x7fff, 0x8000, 0x8001, 0xfffe, 0xffff}
+	alts := []int16{0, 1, -1, window - 1, -(window - 1), 0x7fff, -0x8000}
+	pick := func() (uint16, int16) {
+		fp, alt := uint16(1+r.IntN(0xffff)), int16(r.Uint32())
+		if r.IntN(2) == 0 {
+			fp = fps[r.IntN(len(fps))]
+		}
+		if r.IntN(2) == 0 {
+			alt = alts[r.IntN(len(alts))]
+		}
+		return fp, alt
+	}
+	for range 200000 {
+		var s slotSet[uint16]
+		n := r.IntN(slots + 1)
+		for j := range n {
+			s.fp[j], s.alt[j] = pick()
+		}
+		if got, want := fill16(&s), fill(&s); got != want {
+			t.Fatalf("fill16(%v) = %d, fill = %d", s, got, want)
+		}
+		fp, alt := pick()
+		switch j := r.IntN(slots + 1); {
+		case j < n && r.IntN(3) == 0:
+			fp, alt = s.fp[j], s.alt[j]
+		case j < n && r.IntN(2) == 0:
+			fp = s.fp[j] // same fingerprint, maybe another offset
+		case j < n:
+			alt = s.alt[j] // same offset, maybe another fingerprint
+		}
+		if got, want := holds16(&s, fp, alt) != 0, clash(&s, fp, alt) == 0; got != want {
+			t.Fatalf("holds16(%v, %#x, %d) = %v, clash says %v", s, fp, alt, got, want)
+		}
+	}
+}

@@ -8,3 +8,9 @@ import "encoding/binary"
 func loadWord(data []byte, off uint64) uint64 {
 	return binary.LittleEndian.Uint64(data[off:])
 }
+
+// slotWord returns four 16-bit slots as one word, slot j in lane j (bits
+// 16j to 16j+15).
+func slotWord(p *[slots]uint16) uint64 {
+	return uint64(p[0]) | uint64(p[1])<<16 | uint64(p[2])<<32 | uint64(p[3])<<48
+}

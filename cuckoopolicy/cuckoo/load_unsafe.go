@@ -11,3 +11,9 @@ import "unsafe"
 func loadWord(data []byte, off uint64) uint64 {
 	return *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(data)), off))
 }
+
+// slotWord returns four 16-bit slots as one word, slot j in lane j (bits
+// 16j to 16j+15): on little-endian machines, one load.
+func slotWord(p *[slots]uint16) uint64 {
+	return *(*uint64)(unsafe.Pointer(p))
+}
