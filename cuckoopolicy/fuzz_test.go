@@ -75,3 +75,58 @@ func FuzzInspect(f *testing.F) {
 		}
 	})
 }
+
+// FuzzWriter: any keys, duplicates in any order, any budget. The writer's
+// block is valid, holds at most as many entries as there are distinct keys,
+// and answers "may contain" for every key it was given.
+func FuzzWriter(f *testing.F) {
+	f.Add([]byte("\x03abcabcabcdefdefghi"), uint8(10), uint8(0))
+	f.Add([]byte("\x00aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), uint8(4), uint8(3))
+	f.Add([]byte("\x07key-0001key-0002key-0003key-0001"), uint8(32), uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, budget, repeat uint8) {
+		if len(data) == 0 {
+			return
+		}
+		// data[0] sets the key length (1 to 8 bytes, 0 for empty keys);
+		// the rest is cut into keys of that length, the last one shorter.
+		// repeat adds that many more passes over the keys, rotated, so that
+		// copies of a key come out of order.
+		n, rest := int(data[0]%9), data[1:]
+		var keys [][]byte
+		if n == 0 {
+			for range len(rest) + 1 {
+				keys = append(keys, []byte{})
+			}
+		} else {
+			for len(rest) > 0 {
+				k := min(n, len(rest))
+				keys = append(keys, rest[:k])
+				rest = rest[k:]
+			}
+		}
+		distinct := map[string]bool{}
+		for _, k := range keys {
+			distinct[string(k)] = true
+		}
+		p := FilterPolicy(int(budget))
+		w := p.NewWriter(pebble.TableFilter)
+		for r := range int(repeat%4) + 1 {
+			for i := range keys {
+				w.AddKey(keys[(i+r*7)%len(keys)])
+			}
+		}
+		block := w.Finish(nil)
+		info, err := Inspect(block)
+		if err != nil {
+			t.Fatalf("%d keys: the writer's block does not inspect: %v", len(keys), err)
+		}
+		if info.Keys > len(distinct) {
+			t.Fatalf("%d distinct keys, %d entries", len(distinct), info.Keys)
+		}
+		for _, k := range keys {
+			if !p.MayContain(pebble.TableFilter, block, k) {
+				t.Fatalf("false negative for %q (%d keys, budget %d)", k, len(keys), budget)
+			}
+		}
+	})
+}
