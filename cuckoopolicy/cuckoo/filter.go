@@ -379,7 +379,15 @@ func (f *Filter) stepAside(i uint64, fp uint32) bool {
 }
 
 func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
-	if f.put(i1, fp) || f.put(i2, fp) {
+	if f.t.fast {
+		// Both buckets are loaded before either is used, so that their
+		// misses overlap.
+		w1, w2 := f.t.word(i1), f.t.word(i2)
+		if f.t.putWord(i1, w1, fp) || f.t.putWord(i2, w2, fp) {
+			f.count++
+			return nil
+		}
+	} else if f.put(i1, fp) || f.put(i2, fp) {
 		f.count++
 		return nil
 	}
@@ -443,6 +451,9 @@ func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 
 // put stores fp in a free slot of bucket i, if it has one.
 func (f *Filter) put(i uint64, fp uint32) bool {
+	if f.t.fast {
+		return f.t.putWord(i, f.t.word(i), fp)
+	}
 	b := f.t.bucket(i)
 	for j := range b {
 		if b[j] == 0 {

@@ -105,7 +105,15 @@ func (t *table) writeBits(pos uint64, n uint, v uint64) {
 
 // bucket returns the fingerprints of bucket i: in stored order for a plain
 // table, sorted by low nibble for a semi-sorted one.
-func (t *table) bucket(i uint64) (s [4]uint32) {
+func (t *table) bucket(i uint64) [4]uint32 {
+	if t.fast {
+		return t.bucketFast(i)
+	}
+	return t.bucketSlow(i)
+}
+
+// bucketSlow is bucket for any width, one slot at a time.
+func (t *table) bucketSlow(i uint64) (s [4]uint32) {
 	pos := i * uint64(t.bucketBits)
 	if !t.semi {
 		for j := range s {
@@ -124,6 +132,15 @@ func (t *table) bucket(i uint64) (s [4]uint32) {
 
 // setBucket replaces the fingerprints of bucket i.
 func (t *table) setBucket(i uint64, s [4]uint32) {
+	if t.fast {
+		t.setBucketFast(i, s)
+		return
+	}
+	t.setBucketSlow(i, s)
+}
+
+// setBucketSlow is setBucket for any width, one slot at a time.
+func (t *table) setBucketSlow(i uint64, s [4]uint32) {
 	pos := i * uint64(t.bucketBits)
 	if !t.semi {
 		for j := range s {
@@ -140,14 +157,87 @@ func (t *table) setBucket(i uint64, s [4]uint32) {
 	}
 }
 
+// word returns bucket i of a fast table as one word, shifted down to bit 0;
+// the bits above the bucket belong to the next one.
+func (t *table) word(i uint64) uint64 {
+	p := i * uint64(t.bucketBits)
+	return t.load(p>>3) >> (p & 7)
+}
+
+// setWord stores the low bucketBits bits of w as bucket i of a fast table.
+// A bucket's size is a multiple of 4 bits, so it starts at bit 0 or 4 of a
+// byte, and 4 + bucketBits <= 64 unless bucketBits is 64, whose buckets are
+// byte-aligned: one 8-byte read-modify-write covers it.
+func (t *table) setWord(i, w uint64) {
+	p := i * uint64(t.bucketBits)
+	off, sh := p>>3, p&7
+	mask := (uint64(1)<<t.bucketBits - 1) << sh // all ones when bucketBits is 64
+	binary.LittleEndian.PutUint64(t.data[off:], t.load(off)&^mask|w<<sh&mask)
+}
+
+// bucketFast is bucket for a fast table: one load.
+func (t *table) bucketFast(i uint64) [4]uint32 { return t.unpack(t.word(i)) }
+
+// unpack returns the fingerprints of a fast table's bucket as word returns
+// it.
+func (t *table) unpack(w uint64) (s [4]uint32) {
+	if !t.semi {
+		f := t.f & 31
+		mask := uint64(1)<<f - 1
+		for j := range s {
+			s[j] = uint32(w >> (uint(j) * f) & mask)
+		}
+		return s
+	}
+	nibs := decodeTable[w&0xfff]
+	r := (t.f - 4) & 15
+	mask := uint64(1)<<r - 1
+	for j := range s {
+		s[j] = uint32(w>>(12+uint(j)*r)&mask)<<4 | uint32(nibs>>(4*j)&15)
+	}
+	return s
+}
+
+// setBucketFast is setBucket for a fast table: one read-modify-write.
+func (t *table) setBucketFast(i uint64, s [4]uint32) {
+	if t.semi {
+		t.setWord(i, semiWord(s, t.f))
+		return
+	}
+	f := t.f & 31
+	t.setWord(i, uint64(s[0])|uint64(s[1])<<f|uint64(s[2])<<(2*f)|uint64(s[3])<<(3*f))
+}
+
+// putWord stores fp in a free slot of bucket i of a fast table, whose word
+// (from word) is w, if it has one: the first free slot, as put would.
+func (t *table) putWord(i, w uint64, fp uint32) bool {
+	if t.semi {
+		s := t.unpack(w)
+		for j := range s {
+			if s[j] == 0 {
+				s[j] = fp
+				t.setBucketFast(i, s)
+				return true
+			}
+		}
+		return false
+	}
+	f := t.f & 31
+	mask := uint64(1)<<f - 1
+	for j := range uint(slots) {
+		if w>>(j*f)&mask == 0 {
+			t.setWord(i, w|uint64(fp)<<(j*f))
+			return true
+		}
+	}
+	return false
+}
+
 // contains reports whether bucket i1 or i2 holds fp. Both buckets are loaded
 // before either is compared, so their cache misses overlap.
 func (t *table) contains(i1, i2 uint64, fp uint32) bool {
 	if t.fast {
-		p1, p2 := i1*uint64(t.bucketBits), i2*uint64(t.bucketBits)
-		w1 := t.load(p1>>3) >> (p1 & 7)
-		w2 := t.load(p2>>3) >> (p2 & 7)
-		return probe(w1, w2, fp, t.f, t.semi)
+		return probe(t.word(i1), t.word(i2), fp, t.f, t.semi)
 	}
 	return t.containsSlow(i1, i2, fp)
 }

@@ -85,6 +85,58 @@ func TestTableEveryWidth(t *testing.T) {
 	}
 }
 
+// TestBucketFastMatchesSlow checks that a fast table's one-word bucket reads
+// and writes (bucketFast, setBucketFast) produce the same bytes and the same
+// fingerprints, in the same order, as the slot-by-slot ones, for every fast
+// width and layout, fingerprints at their extremes included.
+func TestBucketFastMatchesSlow(t *testing.T) {
+	r := rand.New(rand.NewPCG(dynSeed(t), 3))
+	for f := uint(MinFingerprintBits); f <= 16; f++ {
+		for _, semi := range []bool{false, true} {
+			m := uint64(2 + r.IntN(200))
+			fast, err := newTable(m, f, semi)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slow, _ := newTable(m, f, semi)
+			if !fast.fast {
+				t.Fatalf("f=%d: table not fast", f)
+			}
+			// Random bytes everywhere, padding included: a write must leave
+			// its neighbours' bits alone.
+			for i := range fast.data {
+				fast.data[i] = byte(r.Uint32())
+			}
+			copy(slow.data, fast.data)
+			top := uint32(1)<<f - 1
+			for range 20 * m {
+				i := r.Uint64N(m)
+				var b [4]uint32
+				for j := range b {
+					switch r.IntN(4) {
+					case 0: // empty
+					case 1:
+						b[j] = top
+					case 2:
+						b[j] = 1 + r.Uint32()%4
+					default:
+						b[j] = 1 + r.Uint32()%top
+					}
+				}
+				fast.setBucketFast(i, b)
+				slow.setBucketSlow(i, b)
+				if !bytes.Equal(fast.data, slow.data) {
+					t.Fatalf("f=%d semi=%v: setBucket(%d, %x) wrote different bytes", f, semi, i, b)
+				}
+				k := r.Uint64N(m)
+				if got, want := fast.bucketFast(k), slow.bucketSlow(k); got != want {
+					t.Fatalf("f=%d semi=%v: bucket %d = %x, slow read %x", f, semi, k, got, want)
+				}
+			}
+		}
+	}
+}
+
 // TestLookupMatchesTable checks the hot path (Lookup) against the table for
 // every width and layout on a built filter, on present and absent hashes.
 func TestLookupMatchesTable(t *testing.T) {
