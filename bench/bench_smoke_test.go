@@ -82,8 +82,28 @@ func TestReportTiny(t *testing.T) {
 			}
 		}
 	}
+	if len(r.Peers) > 0 && !strings.Contains(string(md), "- Dynamic filter against ") {
+		t.Error("REPORT.md lacks the dynamic filter's speed against the Go libraries")
+	}
 	if !strings.Contains(string(md), "By key shape") || !strings.Contains(string(md), "- Key shape, B=10: over 3 sets") {
 		t.Error("REPORT.md lacks the key-shape table or its verdict")
+	}
+}
+
+// TestPeerSpeed checks the verdict lines that set the dynamic filter beside
+// each Go library of its fingerprint size.
+func TestPeerSpeed(t *testing.T) {
+	rows := []PeerRow{
+		{Name: "a/lib", FingerprintBits: "8", InsertNs: 50, LookupNegNs: 20, LookupPosNs: 40},
+		{Name: "ours cuckoo.Filter", FingerprintBits: "8", InsertNs: 100, LookupNegNs: 10, LookupPosNs: 40},
+		{Name: "b/lib", FingerprintBits: "12", InsertNs: 50, LookupNegNs: 20, LookupPosNs: 40},                 // no row of ours
+		{Name: "c/lib", FingerprintBits: "16", Note: "not built", InsertNs: 1, LookupNegNs: 1, LookupPosNs: 1}, // skipped
+		{Name: "ours cuckoo.Filter", FingerprintBits: "16", InsertNs: 100, LookupNegNs: 10, LookupPosNs: 40},
+	}
+	got := peerSpeed(rows)
+	want := "Dynamic filter against a/lib (8-bit): ours cuckoo.Filter takes 2.00x its time per insert (100.0 against 50.0 ns), 0.50x per absent lookup and 1.00x per present lookup."
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("peerSpeed = %q, want [%q]", got, want)
 	}
 }
 

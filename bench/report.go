@@ -991,6 +991,7 @@ func (r *Report) verdicts() []string {
 			v = append(v, fmt.Sprintf("%s (%s-bit) loses keys: %d false negatives at capacity, %d after inserting past it.", p.Name, p.FingerprintBits, p.LostAtCap, p.LostOver))
 		}
 	}
+	v = append(v, peerSpeed(r.Peers)...)
 	for _, row := range r.CBF {
 		w := "below"
 		if row.CBF >= row.Bloom {
@@ -998,6 +999,26 @@ func (r *Report) verdicts() []string {
 		}
 		v = append(v, fmt.Sprintf("Cuckoo Bloom filter at |S| = 2^%d, %.1f bits/member: FPR %.4f, %s the standard bloom filter's %.4f (paper: %.3f vs %.3f).",
 			row.LogS, row.BitsPerItem, row.CBF, w, row.Bloom, MunLimTable1[row.LogS][0], MunLimTable1[row.LogS][1]))
+	}
+	return v
+}
+
+// peerSpeed sets the dynamic filter's insert and lookup times beside each Go
+// library's at the same fingerprint size, as ratios (above 1: ours slower).
+func peerSpeed(rows []PeerRow) []string {
+	var v []string
+	for _, p := range rows {
+		if p.Note != "" || strings.HasPrefix(p.Name, "ours") {
+			continue
+		}
+		for _, o := range rows {
+			if !strings.HasPrefix(o.Name, "ours") || o.FingerprintBits != p.FingerprintBits || p.InsertNs <= 0 || p.LookupNegNs <= 0 || p.LookupPosNs <= 0 {
+				continue
+			}
+			v = append(v, fmt.Sprintf("Dynamic filter against %s (%s-bit): %s takes %.2fx its time per insert (%.1f against %.1f ns), %.2fx per absent lookup and %.2fx per present lookup.",
+				p.Name, p.FingerprintBits, o.Name, o.InsertNs/p.InsertNs, o.InsertNs, p.InsertNs, o.LookupNegNs/p.LookupNegNs, o.LookupPosNs/p.LookupPosNs))
+			break
+		}
 	}
 	return v
 }
