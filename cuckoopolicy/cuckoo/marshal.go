@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/golang/snappy"
@@ -30,7 +31,9 @@ import (
 // range, an odd, too large or zero bucket count, a table whose (decoded)
 // length is not the one the bucket count implies, a snappy block that claims
 // more than snappy can expand to, slots that do not decode to fingerprints
-// of f bits (or, semi-sorted, whose code is not one of the 3876), stash
+// of f bits (or, semi-sorted, whose code is not one of the 3876, or whose
+// slots are not in the order the encoder writes: by low nibble, then by the
+// rest, so that an empty slot comes first), stash
 // entries that are out of range or not in canonical form (the lower bucket
 // of the pair), and a count other than the number of fingerprints stored.
 const (
@@ -248,7 +251,8 @@ func decodeBody(body []byte) (Filter, error) {
 }
 
 // validTable checks that every slot of t holds 0 or an fb-bit fingerprint
-// and that a semi-sorted bucket's code is one the codec writes. (A table of
+// and that a semi-sorted bucket is as the codec writes it: one of its codes,
+// and slots sorted (putWord relies on an empty slot coming first). (A table of
 // an even number of buckets, each a multiple of 4 bits, ends on a byte
 // boundary: no bits lie past the last bucket.) It returns the number of
 // fingerprints stored.
@@ -260,12 +264,18 @@ func validTable(t *table, fb uint) (uint64, error) {
 				return 0, corrupt("bucket %d: semi-sort code %d", i, c)
 			}
 		}
-		for _, v := range t.bucket(i) {
+		b := t.bucket(i)
+		for j, v := range b {
 			if v>>fb != 0 {
 				return 0, corrupt("bucket %d: fingerprint %#x wider than %d bits", i, v, fb)
 			}
 			if v != 0 {
 				stored++
+			}
+			// The code orders the low nibbles; slots of equal nibbles must
+			// follow in the order of the rest, as sort4 leaves them.
+			if t.semi && j > 0 && bits.RotateLeft32(b[j-1], -4) > bits.RotateLeft32(v, -4) {
+				return 0, corrupt("bucket %d: slots out of order", i)
 			}
 		}
 	}

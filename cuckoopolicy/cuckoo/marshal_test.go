@@ -251,6 +251,13 @@ func TestUnmarshalCorrupt(t *testing.T) {
 			b[0], b[1] = 3876&0xff, 3876>>8
 			return assemble(hdrOf(flagSemi|flagRaw, 9, 0, 1, m, 0, 500, 0), b)
 		}()},
+		{"semi-sorted slots of one nibble out of order", func() []byte {
+			// Code 0 (four low nibbles 0), then the 5-bit rests 5, 0, 0, 0:
+			// the encoder writes 0, 0, 0, 5, its empty slots first.
+			b := tbl(true, 9)
+			b[1] = 5 << 4
+			return assemble(hdrOf(flagSemi|flagRaw, 9, 0, 1, m, 0, 500, 1), b)
+		}()},
 		{"f = 3 slot holding 0b1000", func() []byte {
 			b := tbl(false, 4)
 			b[0] = 8
