@@ -212,15 +212,18 @@ func (t *table) setBucketFast(i uint64, s [4]uint32) {
 // (from word) is w, if it has one: the first free slot, as put would.
 func (t *table) putWord(i, w uint64, fp uint32) bool {
 	if t.semi {
-		s := t.unpack(w)
-		for j := range s {
-			if s[j] == 0 {
-				s[j] = fp
-				t.setBucketFast(i, s)
-				return true
-			}
+		// A semi-sorted bucket is stored sorted with its empty slots first
+		// (fingerprint 0 sorts lowest; setBucket writes no other order and
+		// UnmarshalBinary accepts none), so it has room if and only if its
+		// first slot is empty: low nibble 0 and remainder 0.
+		r := (t.f - 4) & 15
+		if decodeTable[w&0xfff]&15 != 0 || w>>12&(1<<r-1) != 0 {
+			return false
 		}
-		return false
+		s := t.unpack(w)
+		s[0] = fp
+		t.setBucketFast(i, s)
+		return true
 	}
 	f := t.f & 31
 	mask := uint64(1)<<f - 1

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -86,9 +87,9 @@ func TestTableEveryWidth(t *testing.T) {
 }
 
 // TestBucketFastMatchesSlow checks that a fast table's one-word bucket reads
-// and writes (bucketFast, setBucketFast) produce the same bytes and the same
-// fingerprints, in the same order, as the slot-by-slot ones, for every fast
-// width and layout, fingerprints at their extremes included.
+// and writes (bucketFast, setBucketFast, putWord) produce the same bytes and
+// the same fingerprints, in the same order, as the slot-by-slot ones, for
+// every fast width and layout, fingerprints at their extremes included.
 func TestBucketFastMatchesSlow(t *testing.T) {
 	r := rand.New(rand.NewPCG(dynSeed(t), 3))
 	for f := uint(MinFingerprintBits); f <= 16; f++ {
@@ -131,6 +132,20 @@ func TestBucketFastMatchesSlow(t *testing.T) {
 				k := r.Uint64N(m)
 				if got, want := fast.bucketFast(k), slow.bucketSlow(k); got != want {
 					t.Fatalf("f=%d semi=%v: bucket %d = %x, slow read %x", f, semi, k, got, want)
+				}
+				// putWord takes the first free slot, as the slot-by-slot
+				// put does, and says whether there was one; bucket i, as
+				// every bucket a table writes, is in canonical order.
+				fp := 1 + r.Uint32()%top
+				ok := fast.putWord(i, fast.word(i), fp)
+				want := slow.bucketSlow(i)
+				free := slices.Index(want[:], 0)
+				if free >= 0 {
+					want[free] = fp
+					slow.setBucketSlow(i, want)
+				}
+				if ok != (free >= 0) || !bytes.Equal(fast.data, slow.data) {
+					t.Fatalf("f=%d semi=%v: putWord(%d, %#x) = %v into %x; slot-by-slot: free slot %d", f, semi, i, fp, ok, b, free)
 				}
 			}
 		}
