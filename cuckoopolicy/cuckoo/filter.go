@@ -319,10 +319,11 @@ func (f *Filter) addr(h uint64) (i1, i2 uint64, fp uint32) {
 func (f *Filter) alt(i uint64, fp uint32) uint64 {
 	m := f.t.m
 	s := i + 2*reduce(fpHash(fp), f.half) + 1 // in [1, 2m-2]
-	if s <= m {
-		return m - s
-	}
-	return 2*m - s
+	// m - s, plus m if that is negative: without a branch, which random
+	// fingerprints would mispredict half the time (m < 2^49, so the sign
+	// bit tells).
+	d := m - s
+	return d + m&uint64(int64(d)>>63)
 }
 
 // fpHash hashes a fingerprint for alt. A single multiply, as in remix,

@@ -73,6 +73,11 @@ func TestAltInvolution(t *testing.T) {
 			if a >= m || a == i || f.alt(a, fp) != i {
 				t.Fatalf("m=%d i=%d fp=%d: alt %d, back %d", m, i, fp, a, f.alt(a, fp))
 			}
+			// The documented formula, (m - i - r) mod m: saved filters
+			// depend on these exact values.
+			if r := 2*reduce(fpHash(fp), m/2) + 1; a != (2*m-i-r)%m {
+				t.Fatalf("m=%d i=%d fp=%d: alt %d, want %d", m, i, fp, a, (2*m-i-r)%m)
+			}
 		}
 	}
 }
