@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"math/bits"
 )
 
 // Slots per bucket.
@@ -225,15 +226,21 @@ func (t *table) putWord(i, w uint64, fp uint32) bool {
 		t.setBucketFast(i, s)
 		return true
 	}
+	// Mark the top bit of every empty lane, without a branch per slot: a
+	// lane is empty if neither its top bit nor, after adding all ones
+	// below it, its other bits carry into the top. The lowest mark is the
+	// first free slot, whose lane starts f-1 bits below it.
 	f := t.f & 31
-	mask := uint64(1)<<f - 1
-	for j := range uint(slots) {
-		if w>>(j*f)&mask == 0 {
-			t.setWord(i, w|uint64(fp)<<(j*f))
-			return true
-		}
+	ones := uint64(1) | 1<<f | 1<<(2*f) | 1<<(3*f)
+	highs := ones << (f - 1)
+	lows := ones * (1<<f - 1) &^ highs
+	x := w & (lows | highs)
+	free := ^((x&lows + lows) | x) & highs
+	if free == 0 {
+		return false
 	}
-	return false
+	t.setWord(i, w|uint64(fp)<<(uint(bits.TrailingZeros64(free))-(f-1)))
+	return true
 }
 
 // contains reports whether bucket i1 or i2 holds fp. Both buckets are loaded
