@@ -320,8 +320,8 @@ func (f *Filter) alt(i uint64, fp uint32) uint64 {
 	m := f.t.m
 	s := i + 2*reduce(fpHash(fp), f.half) + 1 // in [1, 2m-2]
 	// m - s, plus m if that is negative: without a branch, which random
-	// fingerprints would mispredict half the time (m < 2^49, so the sign
-	// bit tells).
+	// fingerprints would mispredict half the time (m <= MaxBuckets = 2^48,
+	// so m - s is far inside int64 and its sign bit tells).
 	d := m - s
 	return d + m&uint64(int64(d)>>63)
 }
