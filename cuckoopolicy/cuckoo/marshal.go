@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/bits"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/golang/snappy"
@@ -274,7 +273,7 @@ func validTable(t *table, fb uint) (uint64, error) {
 			}
 			// The code orders the low nibbles; slots of equal nibbles must
 			// follow in the order of the rest, as sort4 leaves them.
-			if t.semi && j > 0 && bits.RotateLeft32(b[j-1], -4) > bits.RotateLeft32(v, -4) {
+			if t.semi && j > 0 && nibbleKey(b[j-1]) > nibbleKey(v) {
 				return 0, corrupt("bucket %d: slots out of order", i)
 			}
 		}

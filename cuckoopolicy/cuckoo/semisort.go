@@ -45,14 +45,18 @@ func init() {
 	}
 }
 
-// byNibble returns a bucket's fingerprints rotated so that their low nibble
-// leads, in ascending order: sorted by nibble (ties by the high bits). The
+// nibbleKey is a fingerprint's sort key in a semi-sorted bucket: rotated so
+// that its low nibble leads, then its high bits. 0 (an empty slot) sorts
+// first.
+func nibbleKey(fp uint32) uint32 { return bits.RotateLeft32(fp, -4) }
+
+// byNibble returns a bucket's fingerprints as nibbleKeys in ascending order:
+// sorted by nibble (ties by the high bits). The
 // sorting network's compare-exchanges (order) have no branch: the order of
 // fingerprints is random, and a branch on it would be mispredicted half the
 // time.
 func byNibble(a, b, c, d uint32) (uint32, uint32, uint32, uint32) {
-	a, b = bits.RotateLeft32(a, -4), bits.RotateLeft32(b, -4)
-	c, d = bits.RotateLeft32(c, -4), bits.RotateLeft32(d, -4)
+	a, b, c, d = nibbleKey(a), nibbleKey(b), nibbleKey(c), nibbleKey(d)
 	a, b = order(a, b)
 	c, d = order(c, d)
 	a, c = order(a, c)
