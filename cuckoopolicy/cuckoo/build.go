@@ -156,8 +156,11 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 	// The greedy pass works in batches: it computes the addresses of a batch
 	// and prefetches (or, without prefetch, touches) both buckets of each key
 	// before placing any, so that the cache misses of a batch overlap instead
-	// of coming one after another.
-	const batch = 16
+	// of coming one after another. Batches of 64 keys measured the same as
+	// 16 at 1M keys, where the table fits the L3, and 16% and 10% faster at
+	// 4M and 16M keys, where it does not (medians of six interleaved runs).
+	// The placements do not depend on the batch: keys are placed in order.
+	const batch = 64
 	var ii [batch][2]uint32
 	var fps [batch]F
 	var touch F
