@@ -252,7 +252,10 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 		}
 		b.todo = todo
 		b.pending = b.pending[:0]
-		for _, e := range todo {
+		for k, e := range todo {
+			if hasPrefetch && k+walkAhead < len(todo) {
+				prefetch(unsafe.Pointer(&bs[0]), &todo[k+walkAhead].home, 2, int(unsafe.Sizeof(bs[0])))
+			}
 			res, left, used := walk(b, bs, m, F(e.fp), e.home, e.to)
 			budget -= used
 			switch res {
@@ -306,6 +309,14 @@ func holds16(s *slotSet[uint16], fp uint16, alt int16) uint64 {
 func used[F uint16 | uint32](x F) int { return int((uint64(x) + math.MaxUint32) >> 32) }
 
 const walkKicks = 500
+
+// walkAhead is how many entries ahead of its walk the walk phase prefetches
+// an entry's two buckets: in a table beyond the cache the first two reads
+// of every walk are misses. Medians of five interleaved scratch runs (fresh
+// hash list each build): 1M keys 18.7 against 19.6 ns/key, 4M 24.4 against
+// 26.4, 16M 41.2 against 47.3. Prefetching the eight buckets of the
+// one-step lookahead as well measured no better, and was left out.
+const walkAhead = 4
 
 // A failed attempt that left at most nearMiss entries homeless is retried
 // with another seed at the same size, up to maxReseeds times in a row; one
