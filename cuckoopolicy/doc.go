@@ -77,8 +77,9 @@
 // The writer hashes each key as Pebble adds it, skipping consecutive repeats
 // (Pebble adds every version of a key), and builds the table in Finish:
 // duplicates in any order are placed once; each key goes to the emptier of
-// its two buckets, and keys that find both full are placed by random-walk
-// evictions. When placement fails the builder retries with another seed, on
+// its two buckets, and keys that find both full are placed by the shortest
+// path of evictions within three moves (a breadth-first search), else by a
+// random walk of evictions. When placement fails the builder retries with another seed, on
 // a table about 0.4% larger unless only a few keys were left over: a build
 // never fails and never drops a key. The same keys in the same order give
 // the same bytes.

@@ -14,11 +14,16 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden filter blocks in testdata/golden")
 
 // goldenCases are built from fixed keys; their bytes pin the block format,
-// the hashing and the placement. A change that alters them breaks every
-// filter already on disk: it needs a new format version, not -update.
+// the hashing and the placement. A change to the format or the hashing breaks
+// every filter already on disk: it needs a new format version, not -update.
+// A change to the placement alone (the same keys in other slots, as when the
+// builder's eviction search came in) leaves older blocks readable: keep them
+// beside the new ones, as below, then -update.
+//
 // testdata/golden holds the blocks the writer writes (format version 2);
-// testdata/golden/v1 the same blocks as version 1 wrote them, which readers
-// still accept.
+// testdata/golden/walk the blocks of the builder before its breadth-first
+// eviction search (07e9797, format version 2), and testdata/golden/v1 the
+// same blocks as version 1 wrote them. Readers still accept all three.
 var goldenCases = []struct {
 	name string
 	p    pebble.FilterPolicy
@@ -57,26 +62,36 @@ func TestGolden(t *testing.T) {
 			}
 			// Blocks on disk stay readable: every key of the golden block is found.
 			requireAll(t, FilterPolicy(10), want, keys)
-			info, err := Inspect(want)
+			if _, err := Inspect(want); err != nil {
+				t.Fatal(err)
+			}
+
+			// The blocks an earlier builder placed differently read as well.
+			walk, err := os.ReadFile(filepath.Join("testdata", "golden", "walk", tc.name+".block"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			requireAll(t, FilterPolicy(10), walk, keys)
+			info, err := Inspect(walk)
 			if err != nil {
 				t.Fatal(err)
 			}
 
-			// The version 1 block differs only in its check and version
-			// bytes, and reads the same.
+			// Their version 1 blocks differ only in the check and version
+			// bytes, and read the same.
 			old, err := os.ReadFile(filepath.Join("testdata", "golden", "v1", tc.name+".block"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(old) != len(want) {
-				t.Fatalf("v1 block is %d bytes, v2 %d", len(old), len(want))
+			if len(old) != len(walk) {
+				t.Fatalf("v1 block is %d bytes, v2 %d", len(old), len(walk))
 			}
 			tr := len(old) - trailerLen
-			if old[tr+27] != formatV1 || want[tr+27] != formatVersion {
-				t.Fatalf("versions %d and %d, want %d and %d", old[tr+27], want[tr+27], formatV1, formatVersion)
+			if old[tr+27] != formatV1 || walk[tr+27] != formatVersion {
+				t.Fatalf("versions %d and %d, want %d and %d", old[tr+27], walk[tr+27], formatV1, formatVersion)
 			}
 			for i := range old {
-				if (i < tr+20 || i >= tr+24) && i != tr+27 && old[i] != want[i] {
+				if (i < tr+20 || i >= tr+24) && i != tr+27 && old[i] != walk[i] {
 					t.Fatalf("v1 and v2 blocks differ at offset %d of %d, outside the check and version", i, len(old))
 				}
 			}
@@ -91,7 +106,7 @@ func TestGolden(t *testing.T) {
 			absent := randomKeys(rng(uint64(tc.n)), 2000)
 			for i := range absent.len() {
 				if FilterPolicy(10).MayContain(pebble.TableFilter, old, absent.at(i)) !=
-					FilterPolicy(10).MayContain(pebble.TableFilter, want, absent.at(i)) {
+					FilterPolicy(10).MayContain(pebble.TableFilter, walk, absent.at(i)) {
 					t.Fatalf("v1 and v2 blocks answer differently for %x", absent.at(i))
 				}
 			}

@@ -2,6 +2,7 @@ package cuckoo
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -164,6 +165,92 @@ func TestSlotWords(t *testing.T) {
 		}
 		if got, want := holds16(&s, fp, alt) != 0, clash(&s, fp, alt) == 0; got != want {
 			t.Fatalf("holds16(%v, %#x, %d) = %v, clash says %v", s, fp, alt, got, want)
+		}
+	}
+}
+
+// TestSearchKeepsEntries fills small tables to the brim, entry by entry:
+// the emptier bucket when one has room, else search, else the random walk.
+// After every step each entry placed so far must sit exactly once in one of
+// its two buckets, with the offset to the other, in a bucket filled from the
+// front. Paths of two and three moves must have been taken.
+func TestSearchKeepsEntries(t *testing.T) {
+	type entry struct{ i1, i2 uint32 }
+	depths := make([]int, searchDepth+1)
+	for _, m := range []uint64{1, 2, 7, 64, 1000, window + 300} {
+		r := rand.New(rand.NewPCG(m, 9))
+		b := Builder{rng: 1}
+		bs := make([]slotSet[uint16], m)
+		entries := map[uint16]entry{}
+		check := func(step string) {
+			seen := map[uint16]bool{}
+			for i := range bs {
+				for j, fp := range bs[i].fp {
+					if fp == 0 {
+						if j < slots-1 && bs[i].fp[j+1] != 0 {
+							t.Fatalf("m=%d %s: bucket %d has a hole: %v", m, step, i, bs[i])
+						}
+						continue
+					}
+					e, ok := entries[fp]
+					a := uint32(other(uint64(i), bs[i].alt[j], m))
+					if !ok || seen[fp] || !(uint32(i) == e.i1 && a == e.i2 || uint32(i) == e.i2 && a == e.i1) {
+						t.Fatalf("m=%d %s: bucket %d slot %d holds %d with other bucket %d; entry %+v (known %v, seen before %v)",
+							m, step, i, j, fp, a, e, ok, seen[fp])
+					}
+					seen[fp] = true
+				}
+			}
+			if len(seen) != len(entries) {
+				t.Fatalf("m=%d %s: %d entries placed, %d in the table", m, step, len(entries), len(seen))
+			}
+		}
+		full := false
+		for fp := uint16(1); fp < 0xffff; fp++ {
+			i1 := r.Uint64N(m)
+			i2 := i1
+			if m > window {
+				i2 = (i1 + 1 + r.Uint64N(window-1)) % m
+			} else if r.IntN(50) != 0 { // now and then both buckets the same
+				i2 = r.Uint64N(m)
+			}
+			o1, o2 := offset(i1, i2, m), offset(i2, i1, m)
+			c1, c2 := fill(&bs[i1]), fill(&bs[i2])
+			switch {
+			case c1 < slots && c1 <= c2:
+				bs[i1].fp[c1], bs[i1].alt[c1] = fp, o1
+			case c2 < slots:
+				bs[i2].fp[c2], bs[i2].alt[c2] = fp, o2
+			default:
+				if d := search(&b, bs, m, fp, uint32(i1), uint32(i2), o1, o2); d > 0 {
+					depths[d]++
+					break
+				}
+				if res, left, _ := walk(&b, bs, m, fp, uint32(i1), uint32(i2)); res != walkPlaced {
+					// The table is full. fp may have taken the place of
+					// the entry left homeless: that one is out now.
+					if len(entries) < int(4*m)*9/10 && m > 2 {
+						t.Errorf("m=%d: full at %d entries", m, len(entries))
+					}
+					full = true
+					entries[fp] = entry{uint32(i1), uint32(i2)}
+					delete(entries, uint16(left.fp))
+				}
+			}
+			if full {
+				break
+			}
+			entries[fp] = entry{uint32(i1), uint32(i2)}
+			if len(entries) < 200 || uint64(fp)%(m/8+1) == 0 {
+				check(fmt.Sprintf("after entry %d", fp))
+			}
+		}
+		check("at the end")
+	}
+	t.Logf("paths taken by search, by moves: %v", depths[1:])
+	for d := 1; d <= searchDepth; d++ {
+		if depths[d] == 0 {
+			t.Errorf("no path of %d moves was taken", d)
 		}
 	}
 }

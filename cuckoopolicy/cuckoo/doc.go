@@ -14,9 +14,12 @@
 // buckets are drawn independently from its hash (the second within 16384
 // buckets of the first) and the table fills to about 97.5% before a build
 // needs a new seed. A build never fails and never drops a key. It places
-// keys 16 at a time, after asking the cache for both buckets of each
+// keys 64 at a time, after asking the cache for both buckets of each
 // (prefetch_amd64.s, prefetch_arm64.s; on other targets, or with the purego
-// build tag, it touches them with loads, which is slower). This is what
+// build tag, it touches them with loads, which is slower), each in the
+// emptier of its two; a key that finds both full takes the shortest path of
+// evictions a breadth-first search finds within three moves, else a random
+// walk of evictions. This is what
 // every sstable filter block holds (see cuckoopolicy for the block format).
 // A lookup reads exactly the two buckets, both loads issued before either is
 // compared, in code generated for each fingerprint width up to 16 bits
