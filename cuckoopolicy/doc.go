@@ -79,10 +79,10 @@
 // duplicates in any order are placed once; each key goes to the emptier of
 // its two buckets, and keys that find both full are placed by the shortest
 // path of evictions within three moves (a breadth-first search), else by a
-// random walk of evictions. When placement fails the builder retries with another seed, on
-// a table about 0.4% larger unless only a few keys were left over: a build
-// never fails and never drops a key. The same keys in the same order give
-// the same bytes.
+// random walk of evictions that searches again every few kicks. When
+// placement fails the builder retries with another seed, on a table about
+// 0.4% larger unless only a few keys were left over: a build never fails and
+// never drops a key. The same keys in the same order give the same bytes.
 // Temporary memory is 8 bytes per key for the hashes plus 16 bytes per bucket
 // (about 4.4 bytes per key), pooled across tables.
 //

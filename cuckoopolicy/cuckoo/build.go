@@ -353,8 +353,9 @@ type stray struct {
 }
 
 // walk places fingerprint fp, whose buckets are i1 and i2. When both are
-// full it searches for a short path of evictions (search), then falls back
-// to a random walk of evictions. It returns what
+// full it first looks one step ahead for a resident whose other bucket has
+// room, then walks at random, evicting, and every few kicks searches for a
+// short path of evictions from where it stands (search). It returns what
 // happened, the entry left without a slot when the walk failed, and the
 // kicks used.
 func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2 uint32) (int, stray, int) {
@@ -370,12 +371,29 @@ func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2
 		bs[i2].fp[c2], bs[i2].alt[c2] = fp, o2
 		return walkPlaced, stray{}, 0
 	}
-	// A breadth-first search for the shortest path of evictions that ends
-	// in a bucket with room: one step (a resident of either bucket moves to
-	// its other bucket), then two, up to searchDepth.
-	if n := search(b, bs, m, fp, i1, i2, o1, o2); n > 0 {
-		return walkPlaced, stray{}, n
+	// One step ahead: move a resident of either bucket to its other bucket.
+	for _, bi := range [2]uint32{i1, i2} {
+		s := &bs[bi]
+		for j := 0; j < slots; j++ {
+			if s.alt[j] == 0 {
+				continue // both its buckets are this one
+			}
+			a := other(uint64(bi), s.alt[j], m)
+			t := &bs[a]
+			if t.fp[slots-1] != 0 {
+				continue
+			}
+			c := fill(t)
+			t.fp[c], t.alt[c] = s.fp[j], offset(a, uint64(bi), m)
+			o := o1
+			if bi == i2 {
+				o = o2
+			}
+			s.fp[j], s.alt[j] = fp, o
+			return walkPlaced, stray{}, 1
+		}
 	}
+
 	// Random walk: fp evicts a random resident of bucket bi and takes its
 	// place; the evicted entry goes to its other bucket.
 	bi, oth := uint64(i1), uint64(i2)
@@ -395,6 +413,11 @@ func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2
 				return walkPlaced, stray{}, used
 			}
 		}
+		if used%searchEvery == 0 {
+			if n := search(b, bs, m, fp, uint32(bi), uint32(oth), offset(bi, oth, m), offset(oth, bi, m)); n > 0 {
+				return walkPlaced, stray{}, used + n
+			}
+		}
 	}
 	return walkFailed, stray{uint32(fp), uint32(bi), uint32(oth)}, walkKicks
 }
@@ -402,13 +425,17 @@ func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2
 // searchDepth bounds the moves of search's paths. Near the load threshold
 // a random walk takes tens of kicks, each a read that waits for the one
 // before it; search reads up to 168 buckets, a level at a time, each level
-// prefetched at once. At load 0.975 (1M keys, f=13 semi-sorted) it placed
-// all but 6% of the keys that found both buckets full, and builds took
-// 57-64 ns a key against 68-82 with the random walk alone; at 0.9 and 0.95
-// nearly every such key takes one or two moves and builds took the same
-// time. Four or five levels measured slower than three: the deep searches
-// cost more than the walks they save.
+// prefetched at once. Four or five levels measured slower than three: the
+// deep searches cost more than the kicks they save.
 const searchDepth = 3
+
+// A random walk searches from its homeless entry's buckets every
+// searchEvery kicks. At load 0.975 (Policy{13, semi, 0.975}, 1M keys) a
+// build took 43-46 ns a key against 63-66 with walks that only kicked (six
+// interleaved runs); FilterPolicy(10) and (16) and plain Policy{f=12},
+// whose walks are short, measured the same. Searching after every 2, 8 or
+// 16 kicks, or once before the walk, measured no better.
+const searchEvery = 4
 
 // Sizes of search's tree and of its widest level's prefetch list.
 const (
@@ -430,8 +457,7 @@ type node struct {
 // fp takes the slot freed in i1 or i2 (o1 and o2 are its offsets there). It
 // returns the number of moves, or 0 when there is no such path. Paths are
 // tried in a fixed order (i1's slots before i2's, level by level), so the
-// result is deterministic; at one move it is the first resident, in that
-// order, whose other bucket has room.
+// result is deterministic.
 func search[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2 uint32, o1, o2 int16) int {
 	if cap(b.queue) < searchNodes {
 		b.queue = make([]node, 0, searchNodes)

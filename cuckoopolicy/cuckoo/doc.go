@@ -19,7 +19,7 @@
 // build tag, it touches them with loads, which is slower), each in the
 // emptier of its two; a key that finds both full takes the shortest path of
 // evictions a breadth-first search finds within three moves, else a random
-// walk of evictions. This is what
+// walk of evictions that searches again every few kicks. This is what
 // every sstable filter block holds (see cuckoopolicy for the block format).
 // A lookup reads exactly the two buckets, both loads issued before either is
 // compared, in code generated for each fingerprint width up to 16 bits
