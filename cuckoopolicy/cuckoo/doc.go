@@ -17,10 +17,11 @@
 // keys 64 at a time, after asking the cache for both buckets of each
 // (prefetch_amd64.s, prefetch_arm64.s; on other targets, or with the purego
 // build tag, it touches them with loads, which is slower), each in the
-// emptier of its two; a key that finds both full takes the shortest path of
-// evictions a breadth-first search finds within three moves, else a random
-// walk of evictions that searches again every few kicks. This is what
-// every sstable filter block holds (see cuckoopolicy for the block format).
+// emptier of its two; a key that finds both full moves a resident to its
+// other bucket if one has room, else walks at random, evicting, and every
+// few kicks searches breadth first for a path of up to three evictions.
+// This is what every sstable filter block holds (see cuckoopolicy for the
+// block format).
 // A lookup reads exactly the two buckets, both loads issued before either is
 // compared, in code generated for each fingerprint width up to 16 bits
 // (gen_lookup.go), so that every shift and mask is a constant.
