@@ -316,8 +316,8 @@ const walkKicks = 500
 // an entry's two buckets: in a table beyond the cache the first two reads
 // of every walk are misses. Medians of five interleaved scratch runs (fresh
 // hash list each build): 1M keys 18.7 against 19.6 ns/key, 4M 24.4 against
-// 26.4, 16M 41.2 against 47.3. Prefetching the eight buckets of search's
-// first level as well measured no better, and was left out.
+// 26.4, 16M 41.2 against 47.3. Prefetching the eight buckets of the
+// one-step lookahead as well measured no better, and was left out.
 const walkAhead = 4
 
 // A failed attempt that left at most nearMiss entries homeless is retried
@@ -393,7 +393,6 @@ func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2
 			return walkPlaced, stray{}, 1
 		}
 	}
-
 	// Random walk: fp evicts a random resident of bucket bi and takes its
 	// place; the evicted entry goes to its other bucket.
 	bi, oth := uint64(i1), uint64(i2)
@@ -425,8 +424,9 @@ func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2
 // searchDepth bounds the moves of search's paths. Near the load threshold
 // a random walk takes tens of kicks, each a read that waits for the one
 // before it; search reads up to 168 buckets, a level at a time, each level
-// prefetched at once. Four or five levels measured slower than three: the
-// deep searches cost more than the kicks they save.
+// prefetched at once. Four or five levels measured slower than three (with
+// one search before the walk): the deep searches cost more than the kicks
+// they save.
 const searchDepth = 3
 
 // A random walk searches from its homeless entry's buckets every

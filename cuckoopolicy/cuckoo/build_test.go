@@ -173,7 +173,7 @@ func TestSlotWords(t *testing.T) {
 // the emptier bucket when one has room, else search, else the random walk.
 // After every step each entry placed so far must sit exactly once in one of
 // its two buckets, with the offset to the other, in a bucket filled from the
-// front. Paths of two and three moves must have been taken.
+// front. Paths of one, two and three moves must have been taken.
 func TestSearchKeepsEntries(t *testing.T) {
 	type entry struct{ i1, i2 uint32 }
 	depths := make([]int, searchDepth+1)
