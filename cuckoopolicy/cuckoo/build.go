@@ -372,26 +372,8 @@ func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2
 		return walkPlaced, stray{}, 0
 	}
 	// One step ahead: move a resident of either bucket to its other bucket.
-	for _, bi := range [2]uint32{i1, i2} {
-		s := &bs[bi]
-		for j := 0; j < slots; j++ {
-			if s.alt[j] == 0 {
-				continue // both its buckets are this one
-			}
-			a := other(uint64(bi), s.alt[j], m)
-			t := &bs[a]
-			if t.fp[slots-1] != 0 {
-				continue
-			}
-			c := fill(t)
-			t.fp[c], t.alt[c] = s.fp[j], offset(a, uint64(bi), m)
-			o := o1
-			if bi == i2 {
-				o = o2
-			}
-			s.fp[j], s.alt[j] = fp, o
-			return walkPlaced, stray{}, 1
-		}
+	if search(b, bs, m, fp, i1, i2, o1, o2, 1) > 0 {
+		return walkPlaced, stray{}, 1
 	}
 	// Random walk: fp evicts a random resident of bucket bi and takes its
 	// place; the evicted entry goes to its other bucket.
@@ -413,7 +395,7 @@ func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2
 			}
 		}
 		if used%searchEvery == 0 {
-			if n := search(b, bs, m, fp, uint32(bi), uint32(oth), offset(bi, oth, m), offset(oth, bi, m)); n > 0 {
+			if n := search(b, bs, m, fp, uint32(bi), uint32(oth), offset(bi, oth, m), offset(oth, bi, m), searchDepth); n > 0 {
 				return walkPlaced, stray{}, used + n
 			}
 		}
@@ -451,53 +433,47 @@ type node struct {
 	slot   int32
 }
 
-// search looks breadth first, up to searchDepth moves, for a path of
-// evictions from bucket i1 or i2 (both full) to a bucket with room, and
-// carries it out: each resident on the path moves to its other bucket, and
-// fp takes the slot freed in i1 or i2 (o1 and o2 are its offsets there). It
-// returns the number of moves, or 0 when there is no such path. Paths are
-// tried in a fixed order (i1's slots before i2's, level by level), so the
-// result is deterministic.
-func search[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2 uint32, o1, o2 int16) int {
+// search looks breadth first, up to depth (at most searchDepth) moves, for
+// a path of evictions from bucket i1 or i2 (both full) to a bucket with
+// room, and carries it out: each resident on the path moves to its other
+// bucket, and fp takes the slot freed in i1 or i2 (o1 and o2 are its offsets
+// there). It returns the number of moves, or 0 when there is no such path.
+// Paths are tried in a fixed order (i1's slots before i2's, level by level),
+// so the result is deterministic.
+func search[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2 uint32, o1, o2 int16, depth int) int {
 	if cap(b.queue) < searchNodes {
 		b.queue = make([]node, 0, searchNodes)
 		b.idx = make([]uint32, 0, searchPrefetch)
 	}
 	q := append(b.queue[:0], node{i1, -1, -1}, node{i2, -1, -1})
 	start := 0
-	for depth := 1; depth <= searchDepth; depth++ {
+	for d := 1; d <= depth && start < len(q); d++ {
 		end := len(q)
-		if start == end {
-			break
-		}
-		if hasPrefetch && depth > 1 {
-			// Every bucket of this level has been read: fetch all their
-			// residents' other buckets at once.
-			idx := b.idx[:0]
-			for e := start; e < end; e++ {
-				s := &bs[q[e].bucket]
-				for j := range slots {
-					idx = append(idx, uint32(other(uint64(q[e].bucket), s.alt[j], m)))
-				}
+		// The other buckets of every resident of this level (a resident
+		// whose other bucket is its own has alt 0 and maps to itself).
+		idx := b.idx[:0]
+		for e := start; e < end; e++ {
+			bi := q[e].bucket
+			for j := range slots {
+				idx = append(idx, uint32(other(uint64(bi), bs[bi].alt[j], m)))
 			}
-			b.idx = idx
+		}
+		b.idx = idx
+		if hasPrefetch && d > 1 {
+			// Every bucket of this level has been read: fetch their
+			// residents' other buckets at once.
 			prefetch(unsafe.Pointer(&bs[0]), &idx[0], len(idx), int(unsafe.Sizeof(bs[0])))
 		}
 		for e := start; e < end; e++ {
 			bi := q[e].bucket
-			s := &bs[bi]
-			for j := range slots {
-				if s.alt[j] == 0 {
-					continue // both its buckets are this one
-				}
-				a := uint32(other(uint64(bi), s.alt[j], m))
-				if bs[a].fp[slots-1] == 0 {
+			for j, a := range idx[(e-start)*slots : (e-start+1)*slots] {
+				switch {
+				case a == bi: // both its buckets are this one
+				case bs[a].fp[slots-1] == 0:
 					if moveAlong(bs, m, q, e, j, a, fp, o1, o2) {
-						return depth
+						return d
 					}
-					continue
-				}
-				if depth < searchDepth {
+				case d < depth:
 					q = append(q, node{a, int32(e), int32(j)})
 				}
 			}

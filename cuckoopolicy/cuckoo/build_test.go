@@ -222,7 +222,7 @@ func TestSearchKeepsEntries(t *testing.T) {
 			case c2 < slots:
 				bs[i2].fp[c2], bs[i2].alt[c2] = fp, o2
 			default:
-				if d := search(&b, bs, m, fp, uint32(i1), uint32(i2), o1, o2); d > 0 {
+				if d := search(&b, bs, m, fp, uint32(i1), uint32(i2), o1, o2, searchDepth); d > 0 {
 					depths[d]++
 					break
 				}
