@@ -547,11 +547,12 @@ func encodeSlots[F uint16 | uint32](t *table, bs []slotSet[F], semi bool) {
 			if s.fp[0] == 0 && !semi {
 				continue
 			}
+			fps := [slots]uint32{uint32(s.fp[0]), uint32(s.fp[1]), uint32(s.fp[2]), uint32(s.fp[3])}
 			var w uint64
 			if semi {
-				w = semiWord([slots]uint32{uint32(s.fp[0]), uint32(s.fp[1]), uint32(s.fp[2]), uint32(s.fp[3])}, f)
+				w = semiWord(fps, f)
 			} else {
-				w = uint64(s.fp[0]) | uint64(s.fp[1])<<f | uint64(s.fp[2])<<(2*f) | uint64(s.fp[3])<<(3*f)
+				w = plainWord(fps, f)
 			}
 			pos := uint64(i) * bb
 			off := pos >> 3

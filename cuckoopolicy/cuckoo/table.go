@@ -205,8 +205,14 @@ func (t *table) setBucketFast(i uint64, s [4]uint32) {
 		t.setWord(i, semiWord(s, t.f))
 		return
 	}
-	f := t.f & 31
-	t.setWord(i, uint64(s[0])|uint64(s[1])<<f|uint64(s[2])<<(2*f)|uint64(s[3])<<(3*f))
+	t.setWord(i, plainWord(s, t.f))
+}
+
+// plainWord returns the word of a plain fast table's bucket holding s: the
+// four f-bit slots in order (4f <= 64).
+func plainWord(s [4]uint32, f uint) uint64 {
+	f &= 31
+	return uint64(s[0]) | uint64(s[1])<<f | uint64(s[2])<<(2*f) | uint64(s[3])<<(3*f)
 }
 
 // putWord stores fp in a free slot of bucket i of a fast table, whose word
