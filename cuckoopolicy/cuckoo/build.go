@@ -406,7 +406,7 @@ func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2
 // searchDepth bounds the moves of search's paths. Near the load threshold
 // a random walk takes tens of kicks, each a read that waits for the one
 // before it; search reads up to 168 buckets, a level at a time, each level
-// prefetched at once. Four or five levels measured slower than three (with
+// after the first prefetched at once. Four or five levels measured slower than three (with
 // one search before the walk): the deep searches cost more than the kicks
 // they save.
 const searchDepth = 3
@@ -419,7 +419,8 @@ const searchDepth = 3
 // 16 kicks, or once before the walk, measured no better.
 const searchEvery = 4
 
-// Sizes of search's tree and of its widest level's prefetch list.
+// Capacities of search's tree and of its list of one level's other buckets
+// (the widest, level 3's).
 const (
 	searchNodes    = 2 + 2*slots + 2*slots*slots // levels 0, 1 and 2
 	searchPrefetch = 2 * slots * slots * slots   // level 3
