@@ -370,7 +370,7 @@ func (f *Filter) InsertHash(h uint64) error {
 func (f *Filter) stepAside(i uint64, fp uint32) bool {
 	b := f.t.bucket(i)
 	for j := range b {
-		if f.put(f.alt(i, b[j]), b[j]) {
+		if f.t.put(f.alt(i, b[j]), b[j]) {
 			b[j] = fp
 			f.t.setBucket(i, b)
 			return true
@@ -382,13 +382,14 @@ func (f *Filter) stepAside(i uint64, fp uint32) bool {
 func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 	if f.t.fast {
 		// Both buckets are loaded before either is used, so that their
-		// misses overlap.
+		// misses overlap. (A table method doing this measured 1-3% slower
+		// per insert: it does not inline.)
 		w1, w2 := f.t.word(i1), f.t.word(i2)
 		if f.t.putWord(i1, w1, fp) || f.t.putWord(i2, w2, fp) {
 			f.count++
 			return nil
 		}
-	} else if f.put(i1, fp) || f.put(i2, fp) {
+	} else if f.t.put(i1, fp) || f.t.put(i2, fp) {
 		f.count++
 		return nil
 	}
@@ -430,7 +431,7 @@ func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 		f.t.setBucket(i, b)
 		cur = out
 		i = f.alt(i, cur)
-		if f.put(i, cur) {
+		if f.t.put(i, cur) {
 			f.count++
 			return nil
 		}
@@ -448,22 +449,6 @@ func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 		f.t.setBucket(path[k].b, path[k].old)
 	}
 	return ErrFull
-}
-
-// put stores fp in a free slot of bucket i, if it has one.
-func (f *Filter) put(i uint64, fp uint32) bool {
-	if f.t.fast {
-		return f.t.putWord(i, f.t.word(i), fp)
-	}
-	b := f.t.bucket(i)
-	for j := range b {
-		if b[j] == 0 {
-			b[j] = fp
-			f.t.setBucket(i, b)
-			return true
-		}
-	}
-	return false
 }
 
 // saturated reports whether all eight slots of the pair hold fp: no walk
@@ -557,7 +542,7 @@ func (f *Filter) rehome(i uint64) {
 	for k := range f.nstash {
 		e := f.stash[k]
 		if e.b == i || f.alt(e.b, e.fp) == i {
-			f.put(i, e.fp)
+			f.t.put(i, e.fp)
 			f.unstash(k)
 			return
 		}

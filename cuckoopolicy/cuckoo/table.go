@@ -215,6 +215,23 @@ func plainWord(s [4]uint32, f uint) uint64 {
 	return uint64(s[0]) | uint64(s[1])<<f | uint64(s[2])<<(2*f) | uint64(s[3])<<(3*f)
 }
 
+// put stores fp in a free slot of bucket i, if it has one: the first free
+// slot.
+func (t *table) put(i uint64, fp uint32) bool {
+	if t.fast {
+		return t.putWord(i, t.word(i), fp)
+	}
+	b := t.bucket(i)
+	for j := range b {
+		if b[j] == 0 {
+			b[j] = fp
+			t.setBucket(i, b)
+			return true
+		}
+	}
+	return false
+}
+
 // putWord stores fp in a free slot of bucket i of a fast table, whose word
 // (from word) is w, if it has one: the first free slot, as put would.
 func (t *table) putWord(i, w uint64, fp uint32) bool {
