@@ -145,7 +145,9 @@
 //
 // A table with no keys is the trailer alone (m = 0, 0 keys) and answers false
 // for every key. A trailer with keys and no buckets marks a table too large
-// to filter (2^32-1 distinct keys or more) and answers true for every key.
+// to filter (2^32-1 distinct keys or more): it holds no filter, so it answers
+// true for every key and Inspect reports it as invalid. So does a key count
+// above 4m, which no table can hold; MayContain does not read the count.
 //
 // Example: FilterPolicy(10) over 1000 distinct keys chooses f = 10,
 // semi-sorted (bb = 36 bits). The budget is 10*1000 bits less 327 bits of

@@ -97,17 +97,19 @@ const (
 	errFlags
 	errWidth
 	errEmpty
+	errKeys
 	errLength
 )
 
 var reasons = [...]string{
 	errShort:    "shorter than its trailer",
 	errMagic:    "wrong magic",
-	errVersion:  "unknown format version",
+	errVersion:  "unknown format version or nonzero reserved byte",
 	errChecksum: "trailer check mismatch",
 	errFlags:    "unknown flags",
 	errWidth:    "unsupported fingerprint width",
-	errEmpty:    "keys without buckets",
+	errEmpty:    "keys without buckets (a table too large to filter)",
+	errKeys:     "more keys than slots",
 	errLength:   "table length does not match the bucket count",
 }
 
@@ -129,6 +131,8 @@ func decode(b []byte) (cuckoo.Static, trailer, int) {
 		r = errWidth
 	case m == 0 && keys != 0:
 		r = errEmpty
+	case (uint64(keys)+3)/4 > m: // keys > 4m, without overflow for any m
+		r = errKeys
 	}
 	if r != okBlock {
 		return cuckoo.Static{}, trailerOf(m, seed, kc, w24), r

@@ -303,7 +303,8 @@ func TestNameAndParse(t *testing.T) {
 
 func TestInspectErrors(t *testing.T) {
 	r := rng(seedFor(t))
-	block := build(FilterPolicy(10), randomKeys(r, 1000))
+	keys := randomKeys(r, 1000)
+	block := build(FilterPolicy(10), keys)
 	cases := map[string][]byte{
 		"nil":          nil,
 		"short":        block[len(block)-trailerLen+1:],
@@ -313,9 +314,35 @@ func TestInspectErrors(t *testing.T) {
 		"prefixed":     append([]byte{0}, block...),
 		"random bytes": []byte("this is not a filter block at all, not at all"),
 	}
+	// Trailers resealed with a key count the table cannot hold, and the
+	// writer's block for a table too large to filter.
+	withKeys := func(m, keys uint64) []byte {
+		b := append([]byte(nil), block...)
+		tm, seed, kc, w := trailerWords(b)
+		tl := trailerOf(tm, seed, kc, uint32(w))
+		tl.buckets, tl.keys = m, uint32(keys)
+		tl.put(b[len(b)-trailerLen:])
+		return b
+	}
+	m, _, _, _ := trailerWords(block)
+	resealed := map[string][]byte{
+		"more keys than slots": withKeys(m, 4*m+1),
+		"2^32-1 keys":          withKeys(m, math.MaxUint32),
+		"keys without buckets": withKeys(0, math.MaxUint32)[len(block)-trailerLen:],
+	}
+	for name, b := range resealed {
+		// MayContain does not read the count: it still finds every key.
+		requireAll(t, FilterPolicy(10), b, keys)
+		cases[name] = b
+	}
 	for name, b := range cases {
 		if _, err := Inspect(b); !errors.Is(err, ErrInvalidFilter) {
 			t.Errorf("%s: err = %v", name, err)
 		}
+	}
+	// A table can be full: 4m keys is a valid count.
+	info, err := Inspect(withKeys(m, 4*m))
+	if err != nil || info.LoadFactor != 1 {
+		t.Errorf("4m keys: %+v, %v", info, err)
 	}
 }
