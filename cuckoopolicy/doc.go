@@ -32,7 +32,13 @@
 // with probability about 8α/2^f. FilterPolicy(B) takes the widest f with
 // (f-1)/B <= 0.97, the load the builder reaches at every size, then sizes the
 // table so that the whole block takes at most B bits per key. The headroom
-// left below 0.97 lowers the load and with it the false-positive rate. B is
+// left below 0.97 lowers the load and with it the false-positive rate. The
+// block's fixed 40 bytes (padding and trailer) leave a small table too few
+// bits to stay at or below 0.97: below about 500 keys at B = 10, 700 at B =
+// 16, 1,500 at B = 24 and 9,000 at B = 32, the table is loaded 0.97 and the
+// block takes more than B bits per key (12.6 for 100 keys at B = 10, 32.3 for
+// 1,000 keys at B = 32), as a bloom filter's block, rounded up to whole cache
+// lines, also does for few keys. B is
 // clamped to [MinBitsPerKey, MaxBitsPerKey] = [4, 32]; for every B in that
 // range the rule gives f = B:
 //
@@ -156,12 +162,15 @@
 // trailer, 1246 bytes, 9.97 bits per key. The trailer ends
 // 0a 01 00 02 43 4b 4f 4f.
 //
-// The trailer's check field catches damage to the trailer, which would
-// misdirect every lookup. Damage to the bucket array is not detected by the
-// block itself: a flipped bit there can turn the few fingerprints it touches
-// into false negatives. Pebble's block checksum, verified when the block is
-// read, is what protects the array, as it protects bloom filters and data
-// blocks.
+// The trailer's check field catches any single flipped bit in the trailer,
+// which could misdirect every lookup. It is a fold, not a checksum: two
+// flipped bits that land on the same bit of the fold (bit k or k+32 of any of
+// the four words) cancel, and a seed damaged that way can turn most lookups
+// into false negatives. Damage to the bucket array is not detected by the
+// block itself either: a flipped bit there can turn the few fingerprints it
+// touches into false negatives. Pebble's block checksum, verified when the
+// block is read, is what protects the whole block, as it protects bloom
+// filters and data blocks.
 //
 // The golden blocks in testdata/golden pin this format.
 package cuckoopolicy
