@@ -70,7 +70,7 @@ func FuzzInspect(f *testing.F) {
 			return
 		}
 		if info.FingerprintBits < 4 || info.FingerprintBits > 32 || info.Buckets < 0 || info.Keys < 0 ||
-			(info.Buckets == 0 && info.Keys != 0) || info.LoadFactor < 0 {
+			(info.Buckets == 0 && info.Keys != 0) || info.LoadFactor < 0 || info.LoadFactor > 1 {
 			t.Fatalf("inconsistent %+v", info)
 		}
 	})
