@@ -34,8 +34,8 @@
 // their keys), evictions along a bounded random walk, and a victim stash; a
 // failed insert returns ErrFull and changes nothing. New(capacity) sizes the
 // table so that capacity distinct inserts succeed (about capacity/0.95 slots
-// for fingerprints of 8 bits or more, with the default Config.MaxKicks); past
-// that, inserts keep succeeding until the table is about 97% full. Growing
+// for fingerprints of 8 bits or more, more with a small Config.MaxKicks);
+// past that, inserts keep succeeding until the table is about 97% full. Growing
 // chains Filters of growing size and fingerprint width when the number of
 // keys is not known in advance, with a false-positive bound that holds
 // however far it grows. Concurrent is a Filter behind a lock.

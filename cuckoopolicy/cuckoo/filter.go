@@ -56,12 +56,11 @@ type Config struct {
 	SemiSort bool
 	// MaxKicks bounds the evictions of one insert: 1 to MaxKicksLimit, or 0
 	// for DefaultMaxKicks. Fewer kicks make a failing insert cheaper but
-	// fill the table less far, and less so the larger the table; New sizes
-	// for DefaultMaxKicks, and below about 200 kicks ErrFull can come before
-	// capacity. The first ErrFull of a 12-bit filter of 2^20 buckets came at
-	// load 0.59 with 1 kick, 0.83 with 8, 0.93 with 32 and 0.955 with 100;
-	// of one of 2^22 buckets, 0.954 with 100 kicks, 0.964 with 200 and 0.971
-	// with 500.
+	// fill the table less far, and less so the larger the table: the first
+	// ErrFull of a 12-bit filter of 2^20 buckets came at load 0.59 with 1
+	// kick, 0.83 with 8, 0.93 with 32, 0.955 with 100 and 0.97 with 500.
+	// Below 200 kicks New sizes the table for a lower load, so that its
+	// capacity still holds: 0.53 at 1 kick, 0.87 at 32, 0.92 at 100.
 	MaxKicks int
 	// Seed is mixed into every key's hash; filters with different seeds
 	// place keys independently. It also seeds the eviction walk, so a filter
@@ -158,6 +157,37 @@ func walkLoad(f int) float64 {
 	}
 }
 
+// kicksLoads bounds the load New sizes a table for when few kicks are what
+// limit it: a walk of k kicks (each with its one-step lookahead) fails more
+// often the fuller the table, and the more inserts a table takes, the sooner
+// one of them fails, so the load at the first failure falls with both fewer
+// kicks and more buckets. Each entry is the first ErrFull's lowest load over
+// two runs of a 12-bit filter of 2^20 buckets, less a margin for larger
+// tables (about 0.06 at 1 to 16 kicks, less above): from 2^8 to 2^20 buckets
+// that load fell by 0.21 at 1 kick, 0.08 at 8 and 0.02 at 64, by less with
+// every doubling, and by 0.002 from 2^20 to 2^22 at 100 to 500 kicks. From 200
+// kicks on, walkLoad is the lower bound.
+var kicksLoads = [...]struct {
+	kicks int
+	load  float64 // measured at 2^20 buckets: 0.593, 0.620, ...
+}{
+	{1, 0.53}, {2, 0.56}, {3, 0.62}, {4, 0.66}, {6, 0.72}, {8, 0.77},
+	{12, 0.80}, {16, 0.83}, {24, 0.85}, {32, 0.87}, {48, 0.89}, {64, 0.90},
+	{100, 0.92}, {150, 0.935}, {200, 1},
+}
+
+// kicksLoad returns the load bound of kicksLoads for walks of at most kicks
+// evictions: that of the largest entry not above kicks.
+func kicksLoad(kicks int) float64 {
+	load := kicksLoads[0].load
+	for _, e := range kicksLoads {
+		if kicks >= e.kicks {
+			load = e.load
+		}
+	}
+	return load
+}
+
 // saturationLoad is the load New sizes a table of m buckets for when narrow
 // fingerprints are what limit it: a fingerprint and a pair of buckets (a
 // class, of which there are (2^f-1)*m/2) hold at most eight keys, and a key
@@ -201,12 +231,13 @@ const maxTableBytes = 1 << 46
 // minBuckets is the smallest table New makes.
 const minBuckets = 2
 
-// bucketsFor returns the bucket count New uses for capacity keys of width f:
-// enough slots for capacity at the lower of walkLoad and saturationLoad,
+// bucketsFor returns the bucket count New uses for capacity keys of width f,
+// placed by walks of at most kicks evictions: enough slots for capacity at
+// the lowest of walkLoad, kicksLoad and saturationLoad,
 // plus two standard deviations' worth (small tables vary more in the load
 // they reach), rounded up to an even count so that the alternate bucket is
 // an involution without fixed points.
-func bucketsFor(capacity int, f int) (uint64, bool) {
+func bucketsFor(capacity, f, kicks int) (uint64, bool) {
 	if capacity < 1 {
 		return 0, false
 	}
@@ -217,7 +248,7 @@ func bucketsFor(capacity int, f int) (uint64, bool) {
 	}
 	// A lower load means more buckets and so more classes: iterate to a
 	// fixed point (it takes two or three rounds).
-	load := walkLoad(f)
+	load := min(walkLoad(f), kicksLoad(kicks))
 	m := size(load)
 	for range 8 {
 		l := saturationLoad(f, m)
@@ -238,18 +269,17 @@ func bucketsFor(capacity int, f int) (uint64, bool) {
 // New returns an empty filter sized so that capacity distinct keys can be
 // inserted: about capacity/0.95 slots for fingerprints of 8 bits or more
 // (narrower ones get more room; see Config), plus a margin of two standard
-// deviations that matters only for small filters. The sizing assumes walks
-// of DefaultMaxKicks or more; with a much smaller Config.MaxKicks the table
-// fills less far and inserts can fail before capacity (see Config).
-// Past capacity, inserts go on succeeding until the table is about 97% full
-// (at least 95% for f >= 7). New returns an error wrapping ErrConfig for
+// deviations that matters only for small filters; below 200 Config.MaxKicks
+// it sizes for the lower load such short walks reach (see Config). Past
+// capacity, inserts go on succeeding until the table is about 97% full (at
+// least 95% for f >= 7) with the default MaxKicks, less far with fewer. New returns an error wrapping ErrConfig for
 // capacity < 1, a table beyond MaxBuckets, or a bad cfg.
 func New(capacity int, cfg Config) (*Filter, error) {
 	c, err := cfg.normalize()
 	if err != nil {
 		return nil, err
 	}
-	m, ok := bucketsFor(capacity, c.FingerprintBits)
+	m, ok := bucketsFor(capacity, c.FingerprintBits, c.MaxKicks)
 	if !ok {
 		return nil, fmt.Errorf("%w: capacity %d", ErrConfig, capacity)
 	}

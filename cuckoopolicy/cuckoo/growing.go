@@ -98,7 +98,7 @@ func (g *Growing) grow() error {
 	capacity := g.capacity << k
 	budget := math.Ldexp(g.maxFPR, -(k + 1))
 	for fb := MinFingerprintBits; fb <= MaxFingerprintBits; fb++ {
-		m, ok := bucketsFor(capacity, fb)
+		m, ok := bucketsFor(capacity, fb, g.cfg.MaxKicks)
 		if !ok {
 			return fmt.Errorf("%w: growing filter cannot add stage %d of %d keys", ErrFull, k, capacity)
 		}
