@@ -60,15 +60,21 @@ func TestDamagedBlocks(t *testing.T) {
 	}
 }
 
-// withVersion returns a copy of block with its trailer rewritten as the
-// given format version, check included.
-func withVersion(block []byte, version uint8) []byte {
+// withTrailer returns a copy of block with its trailer changed by edit and
+// rewritten, check included (for edit's version).
+func withTrailer(block []byte, edit func(*trailer)) []byte {
 	b := append([]byte(nil), block...)
 	m, seed, kc, w := trailerWords(b)
 	t := trailerOf(m, seed, kc, uint32(w))
-	t.version = version
+	edit(&t)
 	t.put(b[len(b)-trailerLen:])
 	return b
+}
+
+// withVersion returns a copy of block with its trailer rewritten as the
+// given format version, check included.
+func withVersion(block []byte, version uint8) []byte {
+	return withTrailer(block, func(t *trailer) { t.version = version })
 }
 
 // TestRandomBytes: MayContain and Inspect on random bytes of every length up

@@ -316,17 +316,12 @@ func TestInspectErrors(t *testing.T) {
 	}
 	// Trailers resealed with a key count the table cannot hold, and the
 	// writer's block for a table too large to filter.
-	withKeys := func(m, keys uint64) []byte {
-		b := append([]byte(nil), block...)
-		tm, seed, kc, w := trailerWords(b)
-		tl := trailerOf(tm, seed, kc, uint32(w))
-		tl.buckets, tl.keys = m, uint32(keys)
-		tl.put(b[len(b)-trailerLen:])
-		return b
+	withKeys := func(m uint64, n uint32) []byte {
+		return withTrailer(block, func(t *trailer) { t.buckets, t.keys = m, n })
 	}
 	m, _, _, _ := trailerWords(block)
 	resealed := map[string][]byte{
-		"more keys than slots": withKeys(m, 4*m+1),
+		"more keys than slots": withKeys(m, uint32(4*m+1)),
 		"2^32-1 keys":          withKeys(m, math.MaxUint32),
 		"keys without buckets": withKeys(0, math.MaxUint32)[len(block)-trailerLen:],
 	}
@@ -341,7 +336,7 @@ func TestInspectErrors(t *testing.T) {
 		}
 	}
 	// A table can be full: 4m keys is a valid count.
-	info, err := Inspect(withKeys(m, 4*m))
+	info, err := Inspect(withKeys(m, uint32(4*m)))
 	if err != nil || info.LoadFactor != 1 {
 		t.Errorf("4m keys: %+v, %v", info, err)
 	}
