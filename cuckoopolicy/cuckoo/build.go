@@ -406,9 +406,9 @@ func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2
 // searchDepth bounds the moves of search's paths. Near the load threshold
 // a random walk takes tens of kicks, each a read that waits for the one
 // before it; search reads up to 168 buckets, a level at a time, each level
-// after the first prefetched at once. Four or five levels measured slower than three (with
-// one search before the walk): the deep searches cost more than the kicks
-// they save.
+// after the first prefetched at once. Four or five levels measured slower
+// than three (with one search before the walk): the deep searches cost more
+// than the kicks they save.
 const searchDepth = 3
 
 // A random walk searches from its homeless entry's buckets every
