@@ -83,15 +83,15 @@
 // The writer hashes each key as Pebble adds it, skipping consecutive repeats
 // (Pebble adds every version of a key), and builds the table in Finish:
 // duplicates in any order are placed once; each key goes to the emptier of
-// its two buckets, and a key that finds both full is placed by moving a
-// resident to its other bucket, or else by a random walk of evictions that
-// every few kicks searches breadth first for a path of up to three more.
+// its two buckets, and the keys that find both full are placed by walks of
+// evictions, eight side by side, each led by per-bucket labels (local search
+// allocation) towards buckets with room.
 // When placement fails the builder retries with another seed, on a table
 // about 0.4% larger unless only a few keys were left over: a build never
 // fails and never drops a key. The same keys in the same order give the
 // same bytes.
-// Temporary memory is 8 bytes per key for the hashes plus 16 bytes per bucket
-// (about 4.4 bytes per key), pooled across tables.
+// Temporary memory is 8 bytes per key for the hashes plus 17 bytes per bucket
+// (about 4.7 bytes per key), pooled across tables.
 //
 // # Block format
 //

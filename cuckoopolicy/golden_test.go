@@ -21,9 +21,10 @@ var update = flag.Bool("update", false, "rewrite the golden filter blocks in tes
 // beside the new ones, as below, then -update.
 //
 // testdata/golden holds the blocks the writer writes (format version 2);
-// testdata/golden/walk the blocks of the builder before its breadth-first
-// eviction search (07e9797, format version 2), and testdata/golden/v1 the
-// same blocks as version 1 wrote them. Readers still accept all three.
+// testdata/golden/search those of the builder before its walks were led by
+// labels (afcae42), testdata/golden/walk those of the builder before its
+// breadth-first eviction search (07e9797), and testdata/golden/v1 the
+// walk blocks as format version 1 wrote them. Readers accept them all.
 var goldenCases = []struct {
 	name string
 	p    pebble.FilterPolicy
@@ -66,7 +67,19 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			// The blocks an earlier builder placed differently read as well.
+			// The blocks earlier builders placed differently read as well.
+			search, err := os.ReadFile(filepath.Join("testdata", "golden", "search", tc.name+".block"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			requireAll(t, FilterPolicy(10), search, keys)
+			wantInfo, err := Inspect(want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info, err := Inspect(search); err != nil || info != wantInfo {
+				t.Fatalf("search block: Inspect %+v, %v; the writer's block %+v", info, err, wantInfo)
+			}
 			walk, err := os.ReadFile(filepath.Join("testdata", "golden", "walk", tc.name+".block"))
 			if err != nil {
 				t.Fatal(err)

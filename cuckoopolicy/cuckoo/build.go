@@ -31,16 +31,15 @@ type Builder struct {
 	todo    []stray // entries for the eviction walks of one round
 	left    []stray // entries a walk of this round left without a slot
 	rng     uint64
-	touched uint64   // keeps the touching loads of place alive (no prefetch)
-	queue   []node   // search's tree
-	idx     []uint32 // search's buckets to prefetch
+	touched uint64  // keeps the touching loads of place alive (no prefetch)
+	labels  []uint8 // per bucket, a lower bound on its distance to room
 }
 
 // slotSet is one bucket during a build: per slot, the fingerprint (0 =
 // empty; slots fill from the front) and the other bucket its key may live
 // in, as an offset from this one (see offset), so that evictions never go
-// back to the keys' hashes. 16 bytes a bucket for f <= 16 (4.1 to 4.4 bytes a
-// key), 24 beyond.
+// back to the keys' hashes. 16 bytes a bucket for f <= 16, 24 beyond; with
+// the walks' label byte, 4.4 to 4.7 bytes a key for f <= 16.
 type slotSet[F uint16 | uint32] struct {
 	fp  [slots]F
 	alt [slots]int16
@@ -152,6 +151,12 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 		clear(*buf)
 	}
 	bs := *buf
+	if uint64(cap(b.labels)) < m {
+		b.labels = make([]uint8, m, cap(bs))
+	} else {
+		b.labels = b.labels[:m]
+		clear(b.labels)
+	}
 	b.pending = b.pending[:0]
 	b.rng = seed*0x9e3779b97f4a7c15 + 1
 	placed := 0
@@ -221,13 +226,30 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 		}
 	}
 	b.touched += uint64(touch)
+	if len(b.pending) > 0 {
+		// The walks' labels start as lower bounds that the greedy pass
+		// leaves: a full bucket is at least one eviction from room.
+		// (Setting them as it filled buckets cost it 8% more time.)
+		if unsafe.Sizeof(bs[0].fp[0]) == 2 {
+			for i := range bs {
+				b.labels[i] = uint8(fill16((*slotSet[uint16])(unsafe.Pointer(&bs[i]))) / slots)
+			}
+		} else {
+			for i := range bs {
+				b.labels[i] = uint8(fill(&bs[i]) / slots)
+			}
+		}
+	}
 	// Evictions for the keys the greedy pass could not place. A walk that
 	// runs out of kicks leaves some entry homeless; it is retried in the next
 	// round, so nothing is dropped before the attempt is given up.
-	// A build that succeeds at load 0.975 uses about 2.2 kicks a key (1M to
-	// 16M keys); one asked for more than the table's threshold holds can
-	// use 15 and still fail, so its budget is better spent on a larger table.
-	budget := 8*n + 4096
+	// A build that succeeds at load 0.975 uses about 0.3 kicks a key (1M
+	// and 16M keys), at 0.98 about 0.5; one asked for more than the table's
+	// threshold holds fails after a few, and its budget is better spent on
+	// a larger table. With 8 kicks a key in place of 2, builds asked for
+	// loads 0.982, 0.985 and 0.99 (1M keys) took 1.5, 2.1 and 2.9 times as
+	// long, and ended with the same tables.
+	budget := 2*n + 4096
 	b.left = b.left[:0]
 	// Each round retries what the last left homeless, a third as many or
 	// fewer while the table is below its threshold: a build of millions of
@@ -254,17 +276,47 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 		}
 		b.todo = todo
 		b.pending = b.pending[:0]
-		for k, e := range todo {
-			if hasPrefetch && k+walkAhead < len(todo) {
-				prefetch(unsafe.Pointer(&bs[0]), &todo[k+walkAhead].home, 2, int(unsafe.Sizeof(bs[0])))
+		// The walks run side by side, a kick of each in turn, so that the
+		// cache misses of different walks overlap (each kick prefetches
+		// the bucket its walk goes to next).
+		var ws [lanes]walker[F]
+		next, live := 0, 0
+		for l := range ws {
+			if next < len(todo) {
+				ws[l] = newWalker[F](bs, todo[next])
+				next++
+				live++
+			} else {
+				ws[l].done = true
 			}
-			res, left, used := walk(b, bs, m, F(e.fp), e.home, e.to)
-			budget -= used
-			switch res {
-			case walkPlaced:
-				placed++
-			case walkFailed:
-				b.left = append(b.left, left)
+		}
+		for live > 0 {
+			for l := range ws {
+				w := &ws[l]
+				if w.done {
+					continue
+				}
+				res := walkDup
+				if w.kicks > 0 || !held(&ws, l) {
+					res = w.step(b, bs, m)
+				}
+				if res == walkGoing {
+					continue
+				}
+				budget -= w.kicks
+				switch res {
+				case walkPlaced:
+					placed++
+				case walkFailed:
+					b.left = append(b.left, stray{uint32(w.fp), w.bi, w.oth})
+				}
+				if next < len(todo) {
+					*w = newWalker[F](bs, todo[next])
+					next++
+				} else {
+					w.done = true
+					live--
+				}
 			}
 			if budget < 0 {
 				return placed, best
@@ -310,15 +362,12 @@ func holds16(s *slotSet[uint16], fp uint16, alt int16) uint64 {
 // used is 1 for a nonzero x, else 0.
 func used[F uint16 | uint32](x F) int { return int((uint64(x) + math.MaxUint32) >> 32) }
 
+// walkKicks bounds the evictions of one walk; an entry still homeless after
+// them waits for the next round.
 const walkKicks = 500
 
-// walkAhead is how many entries ahead of its walk the walk phase prefetches
-// an entry's two buckets: in a table beyond the cache the first two reads
-// of every walk are misses. Medians of five interleaved scratch runs (fresh
-// hash list each build): 1M keys 18.7 against 19.6 ns/key, 4M 24.4 against
-// 26.4, 16M 41.2 against 47.3. Prefetching the eight buckets of the
-// one-step lookahead as well measured no better, and was left out.
-const walkAhead = 4
+// lanes is how many walks run side by side.
+const lanes = 8
 
 // A failed attempt that left at most nearMiss entries homeless is retried
 // with another seed at the same size, up to maxReseeds times in a row; one
@@ -340,7 +389,8 @@ func (b *Builder) next() uint64 {
 }
 
 const (
-	walkPlaced = iota
+	walkGoing = iota
+	walkPlaced
 	walkDup
 	walkFailed
 )
@@ -352,172 +402,122 @@ type stray struct {
 	home, to uint32
 }
 
-// walk places fingerprint fp, whose buckets are i1 and i2. When both are
-// full it first looks one step ahead for a resident whose other bucket has
-// room, then walks at random, evicting, and every few kicks searches for a
-// short path of evictions from where it stands (search). It returns what
-// happened, the entry left without a slot when the walk failed, and the
-// kicks used.
-func walk[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2 uint32) (int, stray, int) {
-	o1, o2 := offset(uint64(i1), uint64(i2), m), offset(uint64(i2), uint64(i1), m)
-	c1, c2 := fill(&bs[i1]), fill(&bs[i2])
-	switch {
-	case min(clash(&bs[i1], fp, o1), clash(&bs[i2], fp, o2)) == 0:
-		return walkDup, stray{}, 0
-	case c1 < slots:
-		bs[i1].fp[c1], bs[i1].alt[c1] = fp, o1
-		return walkPlaced, stray{}, 0
-	case c2 < slots:
-		bs[i2].fp[c2], bs[i2].alt[c2] = fp, o2
-		return walkPlaced, stray{}, 0
+// walker is one homeless entry's walk in progress: fp is to go in bucket
+// bi, whose other bucket is oth. Before its first step bi and oth are the
+// entry's two buckets.
+type walker[F uint16 | uint32] struct {
+	fp      F
+	bi, oth uint32
+	kicks   int
+	done    bool
+}
+
+// held reports whether another walk than ws[l] has in hand the entry that
+// ws[l] has yet to take its first step with. Copies of one key all wait for
+// the walks when the greedy pass found both its buckets full; a copy checked
+// only against the buckets would miss one that another walk holds, and the
+// entry would be placed twice. (A copy that is homeless after a failed walk
+// is checked when it is retried.)
+func held[F uint16 | uint32](ws *[lanes]walker[F], l int) bool {
+	w := &ws[l]
+	for k := range ws {
+		v := &ws[k]
+		if k != l && !v.done && v.fp == w.fp &&
+			(v.bi == w.bi && v.oth == w.oth || v.bi == w.oth && v.oth == w.bi) {
+			return true
+		}
 	}
-	// One step ahead: move a resident of either bucket to its other bucket.
-	if search(b, bs, m, fp, i1, i2, o1, o2, 1) > 0 {
-		return walkPlaced, stray{}, 1
+	return false
+}
+
+// newWalker starts the walk of e and prefetches its two buckets.
+func newWalker[F uint16 | uint32](bs []slotSet[F], e stray) walker[F] {
+	if hasPrefetch {
+		prefetch(unsafe.Pointer(&bs[0]), &e.home, 2, int(unsafe.Sizeof(bs[0])))
 	}
-	// Random walk: fp evicts a random resident of bucket bi and takes its
-	// place; the evicted entry goes to its other bucket.
-	bi, oth := uint64(i1), uint64(i2)
-	if b.next()&1 == 0 {
-		bi, oth = uint64(i2), uint64(i1)
-	}
-	for used := 1; used <= walkKicks; used++ {
-		j := b.next() % slots
-		s := &bs[bi]
-		vfp, valt := s.fp[j], other(bi, s.alt[j], m)
-		s.fp[j], s.alt[j] = fp, offset(bi, oth, m)
-		fp, oth, bi = vfp, bi, valt
+	return walker[F]{fp: F(e.fp), bi: e.home, oth: e.to}
+}
+
+// step takes the walk one kick further. Its first step places fp in either
+// of its buckets if one has room (or finds it there already); later steps
+// place it in bi if that has room. Else fp evicts a resident of bi, chosen
+// by the buckets' labels, as in local search allocation (Khosla, "Balls
+// into bins made faster", ESA 2013): a bucket's label is an estimate, from
+// below, of the evictions from it to a bucket with room; the walk evicts
+// the resident whose other bucket has the lowest label and sets bi's label
+// to one more than that. Walks so led turn away from the buckets that
+// earlier walks found crowded. step returns walkGoing while the walk goes
+// on.
+//
+// They replaced random walks that searched breadth first for a path of up
+// to three evictions every four kicks. Builds from a hash list, 13-bit
+// semi-sorted fingerprints at load 0.975, fastest of several per run, two
+// runs alternating with the old builder (2026-11-23): 1M keys (6.8% left
+// to walks by the greedy pass) 25.0-25.6 ns a key against 34.8-35.2; 4M
+// keys 31.1-31.7 against 48.4-55.0; 16M keys 47.7-49.3 against 90.1; at
+// load 0.9 with 10-bit fingerprints (FilterPolicy(10)) 16.7-17.2 against
+// 16.5-16.7 at 1M keys and 29.5 against 34.8 at 16M. Loads up to 0.98
+// now build at the first seed (1M keys): the old walks needed three seeds
+// and a larger table at 0.98. Eight walks side by side measured as fast
+// as sixteen and 5-10% faster than four at 4M keys.
+func (w *walker[F]) step(b *Builder, bs []slotSet[F], m uint64) int {
+	L := b.labels
+	bi, oth := uint64(w.bi), uint64(w.oth)
+	if w.kicks == 0 {
+		o1, o2 := offset(bi, oth, m), offset(oth, bi, m)
+		s1, s2 := &bs[bi], &bs[oth]
+		c1, c2 := fill(s1), fill(s2)
+		switch {
+		case min(clash(s1, w.fp, o1), clash(s2, w.fp, o2)) == 0:
+			return walkDup
+		case c1 < slots:
+			s1.fp[c1], s1.alt[c1] = w.fp, o1
+			L[bi] = max(L[bi], uint8(c1+1)/slots)
+			return walkPlaced
+		case c2 < slots:
+			s2.fp[c2], s2.alt[c2] = w.fp, o2
+			L[oth] = max(L[oth], uint8(c2+1)/slots)
+			return walkPlaced
+		}
+		if L[oth] < L[bi] || L[oth] == L[bi] && b.next()&1 == 0 {
+			bi, oth = oth, bi
+		}
+	} else {
 		t := &bs[bi]
-		for j := 0; j < slots; j++ {
-			if t.fp[j] == 0 {
-				t.fp[j], t.alt[j] = fp, offset(bi, oth, m)
-				return walkPlaced, stray{}, used
-			}
+		if c := fill(t); c < slots {
+			t.fp[c], t.alt[c] = w.fp, offset(bi, oth, m)
+			L[bi] = max(L[bi], uint8(c+1)/slots)
+			return walkPlaced
 		}
-		if used%searchEvery == 0 {
-			if n := search(b, bs, m, fp, uint32(bi), uint32(oth), offset(bi, oth, m), offset(oth, bi, m), searchDepth); n > 0 {
-				return walkPlaced, stray{}, used + n
-			}
+		if w.kicks == walkKicks {
+			return walkFailed
 		}
 	}
-	return walkFailed, stray{uint32(fp), uint32(bi), uint32(oth)}, walkKicks
-}
-
-// searchDepth bounds the moves of search's paths. Near the load threshold
-// a random walk takes tens of kicks, each a read that waits for the one
-// before it; search reads up to 168 buckets, a level at a time, each level
-// after the first prefetched at once. Four or five levels measured slower
-// than three (with one search before the walk): the deep searches cost more
-// than the kicks they save.
-const searchDepth = 3
-
-// A random walk searches from its homeless entry's buckets every
-// searchEvery kicks. At load 0.975 (Policy{13, semi, 0.975}, 1M keys) a
-// build took 43-46 ns a key against 63-66 with walks that only kicked (six
-// interleaved runs); FilterPolicy(10) and (16) and plain Policy{f=12},
-// whose walks are short, measured the same. Searching after every 2, 8 or
-// 16 kicks, or once before the walk, measured no better.
-const searchEvery = 4
-
-// Capacities of search's tree and of its list of one level's other buckets
-// (the widest, level 3's).
-const (
-	searchNodes    = 2 + 2*slots + 2*slots*slots // levels 0, 1 and 2
-	searchPrefetch = 2 * slots * slots * slots   // level 3
-)
-
-// node is a bucket of search's tree: the parent whose resident in slot
-// moves into it (-1 for the two buckets of the entry).
-type node struct {
-	bucket uint32
-	parent int32
-	slot   int32
-}
-
-// search looks breadth first, up to depth (at most searchDepth) moves, for
-// a path of evictions from bucket i1 or i2 (both full) to a bucket with
-// room, and carries it out: each resident on the path moves to its other
-// bucket, and fp takes the slot freed in i1 or i2 (o1 and o2 are its offsets
-// there). It returns the number of moves, or 0 when there is no such path.
-// Paths are tried in a fixed order (i1's slots before i2's, level by level),
-// so the result is deterministic.
-func search[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, fp F, i1, i2 uint32, o1, o2 int16, depth int) int {
-	if cap(b.queue) < searchNodes {
-		b.queue = make([]node, 0, searchNodes)
-		b.idx = make([]uint32, 0, searchPrefetch)
-	}
-	q := append(b.queue[:0], node{i1, -1, -1}, node{i2, -1, -1})
-	start := 0
-	for d := 1; d <= depth && start < len(q); d++ {
-		end := len(q)
-		// The other buckets of every resident of this level (a resident
-		// whose other bucket is its own has alt 0 and maps to itself).
-		idx := b.idx[:0]
-		for e := start; e < end; e++ {
-			bi := q[e].bucket
-			for j := range slots {
-				idx = append(idx, uint32(other(uint64(bi), bs[bi].alt[j], m)))
-			}
+	// The resident to evict: the lowest label of its other bucket, ties
+	// broken at random (the rotation r), a resident whose two buckets are
+	// both bi last. The choice has no branch: it cannot be predicted.
+	s := &bs[bi]
+	r := uint(b.next())
+	best := uint(math.MaxUint)
+	for j := range uint(slots) {
+		a := other(bi, s.alt[j], m)
+		k := uint(L[a])<<4 | (j-r)&(slots-1)<<2 | j
+		if a == bi {
+			k |= 1 << 12
 		}
-		b.idx = idx
-		if hasPrefetch && d > 1 {
-			// Every bucket of this level has been read: fetch their
-			// residents' other buckets at once.
-			prefetch(unsafe.Pointer(&bs[0]), &idx[0], len(idx), int(unsafe.Sizeof(bs[0])))
-		}
-		for e := start; e < end; e++ {
-			bi := q[e].bucket
-			for j, a := range idx[(e-start)*slots : (e-start+1)*slots] {
-				switch {
-				case a == bi: // both its buckets are this one
-				case bs[a].fp[slots-1] == 0:
-					if moveAlong(bs, m, q, e, j, a, fp, o1, o2) {
-						return d
-					}
-				case d < depth:
-					q = append(q, node{a, int32(e), int32(j)})
-				}
-			}
-		}
-		start = end
+		best = min(best, k)
 	}
-	return 0
-}
-
-// moveAlong carries out the path that search found: the resident in slot j
-// of q[e]'s bucket moves to bucket a, which has room, then each ancestor's
-// resident moves into the slot freed below it, and fp takes the slot freed
-// in the root (i1 or i2). It reports false, changing nothing, if the path
-// visits a bucket twice (the tree does not rule that out).
-func moveAlong[F uint16 | uint32](bs []slotSet[F], m uint64, q []node, e, j int, a uint32, fp F, o1, o2 int16) bool {
-	var path [searchDepth + 1]uint32
-	path[0] = a
-	n := 1
-	for k := e; k >= 0; k = int(q[k].parent) {
-		for _, p := range path[:n] {
-			if p == q[k].bucket {
-				return false
-			}
-		}
-		path[n] = q[k].bucket
-		n++
+	j := best & (slots - 1)
+	a := other(bi, s.alt[j], m)
+	L[bi] = uint8(min(uint(L[a])+1, math.MaxUint8))
+	fp := s.fp[j]
+	s.fp[j], s.alt[j] = w.fp, offset(bi, oth, m)
+	w.fp, w.bi, w.oth = fp, uint32(a), uint32(bi)
+	w.kicks++
+	if hasPrefetch {
+		prefetch(unsafe.Pointer(&bs[0]), &w.bi, 1, int(unsafe.Sizeof(bs[0])))
 	}
-	bi := q[e].bucket
-	t := &bs[a]
-	c := fill(t)
-	t.fp[c], t.alt[c] = bs[bi].fp[j], offset(uint64(a), uint64(bi), m)
-	for q[e].parent >= 0 {
-		p := int(q[e].parent)
-		pb, ps := q[p].bucket, int(q[e].slot)
-		bs[bi].fp[j], bs[bi].alt[j] = bs[pb].fp[ps], offset(uint64(bi), uint64(pb), m)
-		e, bi, j = p, pb, ps
-	}
-	o := o1
-	if e == 1 {
-		o = o2
-	}
-	bs[bi].fp[j], bs[bi].alt[j] = fp, o
-	return true
+	return walkGoing
 }
 
 // encode appends the packed table of the placed keys to dst.

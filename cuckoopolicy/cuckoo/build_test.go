@@ -169,17 +169,27 @@ func TestSlotWords(t *testing.T) {
 	}
 }
 
-// TestSearchKeepsEntries fills small tables to the brim, entry by entry:
-// the emptier bucket when one has room, else search, else the random walk.
-// After every step each entry placed so far must sit exactly once in one of
-// its two buckets, with the offset to the other, in a bucket filled from the
-// front. Paths of one, two and three moves must have been taken.
-func TestSearchKeepsEntries(t *testing.T) {
+// walkOne runs the walk of e to its end, alone.
+func walkOne[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, e stray) (int, walker[F]) {
+	w := newWalker(bs, e)
+	for {
+		if res := w.step(b, bs, m); res != walkGoing {
+			return res, w
+		}
+	}
+}
+
+// TestWalkKeepsEntries fills small tables to the brim, entry by entry, each
+// by a walk. After every step each entry placed so far must sit exactly once
+// in one of its two buckets, with the offset to the other, in a bucket
+// filled from the front. Walks of one kick and of several must have been
+// taken.
+func TestWalkKeepsEntries(t *testing.T) {
 	type entry struct{ i1, i2 uint32 }
-	depths := make([]int, searchDepth+1)
+	kicks := map[bool]int{} // walks of one kick (false) and of more (true)
 	for _, m := range []uint64{1, 2, 7, 64, 1000, window + 300} {
 		r := rand.New(rand.NewPCG(m, 9))
-		b := Builder{rng: 1}
+		b := Builder{rng: 1, labels: make([]uint8, m)}
 		bs := make([]slotSet[uint16], m)
 		entries := map[uint16]entry{}
 		check := func(step string) {
@@ -214,28 +224,22 @@ func TestSearchKeepsEntries(t *testing.T) {
 			} else if r.IntN(50) != 0 { // now and then both buckets the same
 				i2 = r.Uint64N(m)
 			}
-			o1, o2 := offset(i1, i2, m), offset(i2, i1, m)
-			c1, c2 := fill(&bs[i1]), fill(&bs[i2])
-			switch {
-			case c1 < slots && c1 <= c2:
-				bs[i1].fp[c1], bs[i1].alt[c1] = fp, o1
-			case c2 < slots:
-				bs[i2].fp[c2], bs[i2].alt[c2] = fp, o2
-			default:
-				if d := search(&b, bs, m, fp, uint32(i1), uint32(i2), o1, o2, searchDepth); d > 0 {
-					depths[d]++
-					break
+			res, w := walkOne(&b, bs, m, stray{uint32(fp), uint32(i1), uint32(i2)})
+			if w.kicks > 0 {
+				kicks[w.kicks > 1]++
+			}
+			switch res {
+			case walkDup:
+				t.Fatalf("m=%d: entry %d found before it was placed", m, fp)
+			case walkFailed:
+				// The table is full. fp may have taken the place of the
+				// entry left homeless: that one is out now.
+				if len(entries) < int(4*m)*9/10 && m > 2 {
+					t.Errorf("m=%d: full at %d entries", m, len(entries))
 				}
-				if res, left, _ := walk(&b, bs, m, fp, uint32(i1), uint32(i2)); res != walkPlaced {
-					// The table is full. fp may have taken the place of
-					// the entry left homeless: that one is out now.
-					if len(entries) < int(4*m)*9/10 && m > 2 {
-						t.Errorf("m=%d: full at %d entries", m, len(entries))
-					}
-					full = true
-					entries[fp] = entry{uint32(i1), uint32(i2)}
-					delete(entries, uint16(left.fp))
-				}
+				full = true
+				entries[fp] = entry{uint32(i1), uint32(i2)}
+				delete(entries, uint16(w.fp))
 			}
 			if full {
 				break
@@ -247,10 +251,60 @@ func TestSearchKeepsEntries(t *testing.T) {
 		}
 		check("at the end")
 	}
-	t.Logf("paths taken by search, by moves: %v", depths[1:])
-	for d := 1; d <= searchDepth; d++ {
-		if depths[d] == 0 {
-			t.Errorf("no path of %d moves was taken", d)
+	t.Logf("walks of one kick: %d, of more: %d", kicks[false], kicks[true])
+	if kicks[false] == 0 || kicks[true] == 0 {
+		t.Errorf("walks of one kick: %d, of more: %d; want both", kicks[false], kicks[true])
+	}
+}
+
+// TestBuildDuplicatesInWalks builds tables near the load threshold from
+// keys that come many times each, in random order, so that copies of one
+// key wait for the walks together and walk side by side. Each entry must be
+// placed once: the count must equal the distinct (fingerprint, buckets)
+// entries the keys make, computed here from the build's parameters.
+func TestBuildDuplicatesInWalks(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 10))
+	var b Builder
+	for rep := range 20 {
+		distinct := 2000 + r.IntN(4000)
+		copies := 2 + r.IntN(12)
+		vals := make([]uint64, 0, distinct*copies)
+		for range distinct {
+			v := r.Uint64()
+			for range copies {
+				vals = append(vals, v)
+			}
+		}
+		r.Shuffle(len(vals), func(i, j int) { vals[i], vals[j] = vals[j], vals[i] })
+		var l HashList
+		for _, v := range vals {
+			l.Add(v)
+		}
+		f := 8 + r.IntN(9)
+		m := uint64(float64(distinct)/(4*0.97)) + 1
+		data, p := b.Build(nil, &l, f, true, fixed(m))
+		type entry struct {
+			fp     uint32
+			i1, i2 uint64
+		}
+		want := map[entry]bool{}
+		for _, v := range vals {
+			x := mix(v, p.Seed)
+			y := remix(x)
+			i1 := reduce(x, p.Buckets)
+			i2 := second(i1, y, p.Buckets)
+			want[entry{fingerprint(y, uint(f)), min(i1, i2), max(i1, i2)}] = true
+		}
+		if int(p.Keys) != len(want) {
+			t.Errorf("rep %d: %d keys x %d copies, f=%d, %d buckets: placed %d entries, want %d",
+				rep, distinct, copies, f, p.Buckets, p.Keys, len(want))
+		}
+		for _, v := range vals {
+			if !Lookup(data, p.Buckets, p.Seed, uint(f), true, v) {
+				t.Fatalf("rep %d: key %x lost", rep, v)
+			}
 		}
 	}
 }

@@ -12,14 +12,14 @@
 // StaticParams; Static and Lookup answer queries on those bytes in place,
 // without copying or allocating. Since no key is added later, each key's two
 // buckets are drawn independently from its hash (the second within 16384
-// buckets of the first) and the table fills to about 97.5% before a build
+// buckets of the first) and the table fills to about 98% before a build
 // needs a new seed. A build never fails and never drops a key. It places
 // keys 64 at a time, after asking the cache for both buckets of each
 // (prefetch_amd64.s, prefetch_arm64.s; on other targets, or with the purego
 // build tag, it touches them with loads, which is slower), each in the
-// emptier of its two; a key that finds both full moves a resident to its
-// other bucket if one has room, else walks at random, evicting, and every
-// few kicks searches breadth first for a path of up to three evictions.
+// emptier of its two; the keys that find both full then walk, evicting,
+// eight walks side by side, each led by per-bucket labels away from
+// crowded buckets (local search allocation).
 // This is what every sstable filter block holds (see cuckoopolicy for the
 // block format).
 // A lookup reads exactly the two buckets, both loads issued before either is
