@@ -88,6 +88,17 @@ func TestReportTiny(t *testing.T) {
 	if !strings.Contains(string(md), "By key shape") || !strings.Contains(string(md), "- Key shape, B=10: over 3 sets") {
 		t.Error("REPORT.md lacks the key-shape table or its verdict")
 	}
+	// Every cuckoo build has a bloom build of its key length to be set
+	// against, and the high-load one its verdict line.
+	for _, p := range r.Build.Points {
+		base := buildBase(p.Kind)
+		if _, ok := r.Build.Get(base, p.KeyLen); ok == strings.HasPrefix(p.Kind, "pebble bloom") {
+			t.Errorf("build %q, %d-byte keys: base %q found %v", p.Kind, p.KeyLen, base, ok)
+		}
+	}
+	if !strings.Contains(string(md), "- Build near the load threshold, 16-byte keys: "+KindHighLoadBuild) {
+		t.Error("REPORT.md lacks the high-load build's verdict")
+	}
 }
 
 // TestPeerSpeed checks the verdict lines that set the dynamic filter beside
