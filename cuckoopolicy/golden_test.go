@@ -62,40 +62,19 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("block differs from %s: %s", path, firstDiff(got, want))
 			}
 			// Blocks on disk stay readable: every key of the golden block is found.
-			requireAll(t, FilterPolicy(10), want, keys)
-			if _, err := Inspect(want); err != nil {
-				t.Fatal(err)
-			}
+			_, wantInfo := readGolden(t, path, keys)
 
-			// The blocks earlier builders placed differently read as well.
-			search, err := os.ReadFile(filepath.Join("testdata", "golden", "search", tc.name+".block"))
-			if err != nil {
-				t.Fatal(err)
+			// The blocks earlier builders placed differently read as well,
+			// and the last one's has the writer's parameters.
+			_, info := readGolden(t, filepath.Join("testdata", "golden", "search", tc.name+".block"), keys)
+			if info != wantInfo {
+				t.Fatalf("search block: Inspect %+v; the writer's block %+v", info, wantInfo)
 			}
-			requireAll(t, FilterPolicy(10), search, keys)
-			wantInfo, err := Inspect(want)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if info, err := Inspect(search); err != nil || info != wantInfo {
-				t.Fatalf("search block: Inspect %+v, %v; the writer's block %+v", info, err, wantInfo)
-			}
-			walk, err := os.ReadFile(filepath.Join("testdata", "golden", "walk", tc.name+".block"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			requireAll(t, FilterPolicy(10), walk, keys)
-			info, err := Inspect(walk)
-			if err != nil {
-				t.Fatal(err)
-			}
+			walk, info := readGolden(t, filepath.Join("testdata", "golden", "walk", tc.name+".block"), keys)
 
 			// Their version 1 blocks differ only in the check and version
 			// bytes, and read the same.
-			old, err := os.ReadFile(filepath.Join("testdata", "golden", "v1", tc.name+".block"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			old, oldInfo := readGolden(t, filepath.Join("testdata", "golden", "v1", tc.name+".block"), keys)
 			if len(old) != len(walk) {
 				t.Fatalf("v1 block is %d bytes, v2 %d", len(old), len(walk))
 			}
@@ -107,11 +86,6 @@ func TestGolden(t *testing.T) {
 				if (i < tr+20 || i >= tr+24) && i != tr+27 && old[i] != walk[i] {
 					t.Fatalf("v1 and v2 blocks differ at offset %d of %d, outside the check and version", i, len(old))
 				}
-			}
-			requireAll(t, FilterPolicy(10), old, keys)
-			oldInfo, err := Inspect(old)
-			if err != nil {
-				t.Fatalf("v1 block: %v", err)
 			}
 			if oldInfo != info {
 				t.Fatalf("v1 block: Inspect %+v, v2 block %+v", oldInfo, info)
@@ -125,6 +99,22 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readGolden reads a golden block, checks that every key is found in it and
+// that Inspect reads it, and returns the block and what Inspect says.
+func readGolden(t *testing.T, path string, keys *keySet) ([]byte, Info) {
+	t.Helper()
+	block, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireAll(t, FilterPolicy(10), block, keys)
+	info, err := Inspect(block)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return block, info
 }
 
 func firstDiff(got, want []byte) string {
