@@ -151,12 +151,6 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 		clear(*buf)
 	}
 	bs := *buf
-	if uint64(cap(b.labels)) < m {
-		b.labels = make([]uint8, m, cap(bs))
-	} else {
-		b.labels = b.labels[:m]
-		clear(b.labels)
-	}
 	b.pending = b.pending[:0]
 	b.rng = seed*0x9e3779b97f4a7c15 + 1
 	placed := 0
@@ -228,16 +222,15 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 	b.touched += uint64(touch)
 	if len(b.pending) > 0 {
 		// The walks' labels start as lower bounds that the greedy pass
-		// leaves: a full bucket is at least one eviction from room.
-		// (Setting them as it filled buckets cost it 8% more time.)
-		if unsafe.Sizeof(bs[0].fp[0]) == 2 {
-			for i := range bs {
-				b.labels[i] = uint8(fill16((*slotSet[uint16])(unsafe.Pointer(&bs[i]))) / slots)
-			}
-		} else {
-			for i := range bs {
-				b.labels[i] = uint8(fill(&bs[i]) / slots)
-			}
+		// leaves: a full bucket (its last slot used) is at least one
+		// eviction from room. (Setting them as it filled buckets cost it
+		// 8% more time.)
+		if uint64(cap(b.labels)) < m {
+			b.labels = make([]uint8, m, cap(bs))
+		}
+		b.labels = b.labels[:m]
+		for i := range bs {
+			b.labels[i] = uint8(used(bs[i].fp[slots-1]))
 		}
 	}
 	// Evictions for the keys the greedy pass could not place. A walk that
