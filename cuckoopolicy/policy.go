@@ -96,7 +96,7 @@ func (p FilterPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) bo
 		return true
 	}
 	// cuckoo.Lookup checks the width and the table length itself.
-	return cuckoo.Lookup(filter[:n-trailerLen], m, seed, uint(w&0xff), w&(flagSemiSort<<8) != 0, h)
+	return cuckoo.Lookup(filter[:n-trailerLen:n-trailerLen], m, seed, uint(w&0xff), w&(flagSemiSort<<8) != 0, h)
 }
 
 // NewWriter implements the pebble.FilterPolicy interface.

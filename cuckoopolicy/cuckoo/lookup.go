@@ -55,23 +55,61 @@ func (s *Static) Contains(h uint64) bool {
 // do not describe a table of len(data) bytes it answers true: a table it
 // cannot read cannot vouch for absence. m == 0 with empty data is the empty
 // filter and answers false.
+//
+// Lookup is small enough to inline: one indirect call to the function for
+// the width and layout, which checks the rest.
 func Lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
-	if f < MinFingerprintBits || f > MaxFingerprintBits || m > MaxBuckets {
-		return true
+	i := min(f, MaxFingerprintBits+1)
+	if semi {
+		i += MaxFingerprintBits + 2
 	}
+	return lookups[i](data, m, seed, h)
+}
+
+// checkLength reports whether data is a table of m buckets of bb bits each,
+// padding included, with 0 < m <= MaxBuckets. On false, every lookup
+// function answers m != 0 || len(data) != 0: true for a table it cannot
+// read, false for the empty filter.
+func checkLength(data []byte, m, bb uint64) bool {
+	return m-1 < MaxBuckets && uint64(len(data)) == (m*bb+7)>>3+padBytes
+}
+
+// lookupIndex is the index in lookups of the function for f-bit
+// fingerprints, semi-sorted if semi, for f <= MaxFingerprintBits+1.
+func lookupIndex(f uint, semi bool) int {
+	return int(f) + b2i(semi)*(MaxFingerprintBits+2)
+}
+
+// init fills the entries of lookups that gen_lookup.go does not write: a
+// width outside [MinFingerprintBits, MaxFingerprintBits] answers true (Lookup
+// sends every width above the range to MaxFingerprintBits+1), and widths
+// above 16 read their buckets slot by slot.
+func init() {
+	for _, semi := range []bool{false, true} {
+		for f := range uint(MaxFingerprintBits + 2) {
+			switch {
+			case f < MinFingerprintBits || f > MaxFingerprintBits:
+				lookups[lookupIndex(f, semi)] = func([]byte, uint64, uint64, uint64) bool { return true }
+			case f > 16:
+				lookups[lookupIndex(f, semi)] = func(data []byte, m, seed, h uint64) bool {
+					return lookupWide(data, m, seed, f, semi, h)
+				}
+			}
+		}
+	}
+}
+
+// lookupWide is Lookup for fingerprints wider than 16 bits, whose buckets
+// take more than one 8-byte load.
+func lookupWide(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
 	bb := uint64(4 * f)
 	if semi {
 		bb -= 4
 	}
-	if m == 0 || uint64(len(data)) != (m*bb+7)>>3+padBytes {
+	if !checkLength(data, m, bb) {
 		return m != 0 || len(data) != 0
 	}
 	x := mix(h, seed)
-	if f <= 16 {
-		// 4f <= 64: each bucket is one unaligned 8-byte load, and the
-		// length check above keeps both loads inside data.
-		return fastLookups[b2i(semi)][f](data, m, x)
-	}
 	y := remix(x)
 	i1 := reduce(x, m)
 	t := table{data: data, m: m, f: f, semi: semi, bucketBits: uint(bb)}

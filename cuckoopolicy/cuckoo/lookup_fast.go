@@ -2,23 +2,55 @@
 
 package cuckoo
 
-// fastLookups[semi][f] is Lookup's fast path for f-bit fingerprints (4f <=
-// 64: a bucket is one unaligned 8-byte load), from the mixed hash x on. Each
-// entry spells out the same steps as staticAddr and probe with f a constant,
-// so the compiler folds every shift and mask into the instructions: a lookup
-// takes about half the instructions of the code written for any f (probe),
-// and far beyond the cache the instructions of each lookup bound how many
-// lookups, and so how many cache misses, the processor keeps in flight.
-// TestFastLookups checks every entry against the table's slot-by-slot read.
-var fastLookups = [2][17]func(data []byte, m, x uint64) bool{
-	{4: plain4, 5: plain5, 6: plain6, 7: plain7, 8: plain8, 9: plain9, 10: plain10, 11: plain11, 12: plain12, 13: plain13, 14: plain14, 15: plain15, 16: plain16},
-	{4: semi4, 5: semi5, 6: semi6, 7: semi7, 8: semi8, 9: semi9, 10: semi10, 11: semi11, 12: semi12, 13: semi13, 14: semi14, 15: semi15, 16: semi16},
+// lookups holds Lookup's function for each fingerprint width and layout,
+// at lookupIndex(f, semi), so that Lookup inlines into its caller as one
+// indirect call. The entries for f <= 16 (4f <= 64: a bucket is one
+// unaligned 8-byte load) are generated here. Each spells out the same steps
+// as staticAddr and probe with f a constant, so the compiler folds every
+// shift and mask into the instructions: a lookup takes about half the
+// instructions of the code written for any f (probe), and far beyond the
+// cache the instructions of each lookup bound how many lookups, and so how
+// many cache misses, the processor keeps in flight. Each checks the table's
+// length against m first (checkLength), which keeps both loads inside data.
+// init in lookup.go fills the other entries. TestFastLookups checks every
+// generated entry against the table's slot-by-slot read.
+var lookups = [2 * (MaxFingerprintBits + 2)]func(data []byte, m, seed, h uint64) bool{
+	4:                           plain4,
+	5:                           plain5,
+	6:                           plain6,
+	7:                           plain7,
+	8:                           plain8,
+	9:                           plain9,
+	10:                          plain10,
+	11:                          plain11,
+	12:                          plain12,
+	13:                          plain13,
+	14:                          plain14,
+	15:                          plain15,
+	16:                          plain16,
+	MaxFingerprintBits + 2 + 4:  semi4,
+	MaxFingerprintBits + 2 + 5:  semi5,
+	MaxFingerprintBits + 2 + 6:  semi6,
+	MaxFingerprintBits + 2 + 7:  semi7,
+	MaxFingerprintBits + 2 + 8:  semi8,
+	MaxFingerprintBits + 2 + 9:  semi9,
+	MaxFingerprintBits + 2 + 10: semi10,
+	MaxFingerprintBits + 2 + 11: semi11,
+	MaxFingerprintBits + 2 + 12: semi12,
+	MaxFingerprintBits + 2 + 13: semi13,
+	MaxFingerprintBits + 2 + 14: semi14,
+	MaxFingerprintBits + 2 + 15: semi15,
+	MaxFingerprintBits + 2 + 16: semi16,
 }
 
 // semi4 is the fast path for semi-sorted 4-bit fingerprints: a bucket is its
 // 12-bit code alone.
-func semi4(d []byte, m, x uint64) bool {
+func semi4(d []byte, m, seed, h uint64) bool {
 	const f = 4
+	if !checkLength(d, m, 4*f-4) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -27,11 +59,15 @@ func semi4(d []byte, m, x uint64) bool {
 	return hasNibble(decodeTable[w1&0xfff], nib) || hasNibble(decodeTable[w2&0xfff], nib)
 }
 
-func semi5(d []byte, m, x uint64) bool {
+func semi5(d []byte, m, seed, h uint64) bool {
 	const f, r = 5, 5 - 4
 	const onesR = 1 | 1<<r | 1<<(2*r) | 1<<(3*r)
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
+	if !checkLength(d, m, 4*f-4) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -46,11 +82,15 @@ func semi5(d []byte, m, x uint64) bool {
 	return z1&s1|z2&s2 != 0
 }
 
-func semi6(d []byte, m, x uint64) bool {
+func semi6(d []byte, m, seed, h uint64) bool {
 	const f, r = 6, 6 - 4
 	const onesR = 1 | 1<<r | 1<<(2*r) | 1<<(3*r)
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
+	if !checkLength(d, m, 4*f-4) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -65,11 +105,15 @@ func semi6(d []byte, m, x uint64) bool {
 	return z1&s1|z2&s2 != 0
 }
 
-func semi7(d []byte, m, x uint64) bool {
+func semi7(d []byte, m, seed, h uint64) bool {
 	const f, r = 7, 7 - 4
 	const onesR = 1 | 1<<r | 1<<(2*r) | 1<<(3*r)
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
+	if !checkLength(d, m, 4*f-4) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -84,11 +128,15 @@ func semi7(d []byte, m, x uint64) bool {
 	return z1&s1|z2&s2 != 0
 }
 
-func semi8(d []byte, m, x uint64) bool {
+func semi8(d []byte, m, seed, h uint64) bool {
 	const f, r = 8, 8 - 4
 	const onesR = 1 | 1<<r | 1<<(2*r) | 1<<(3*r)
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
+	if !checkLength(d, m, 4*f-4) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -103,11 +151,15 @@ func semi8(d []byte, m, x uint64) bool {
 	return z1&s1|z2&s2 != 0
 }
 
-func semi9(d []byte, m, x uint64) bool {
+func semi9(d []byte, m, seed, h uint64) bool {
 	const f, r = 9, 9 - 4
 	const onesR = 1 | 1<<r | 1<<(2*r) | 1<<(3*r)
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
+	if !checkLength(d, m, 4*f-4) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -123,11 +175,15 @@ func semi9(d []byte, m, x uint64) bool {
 	return z1&s1|z2&s2 != 0
 }
 
-func semi10(d []byte, m, x uint64) bool {
+func semi10(d []byte, m, seed, h uint64) bool {
 	const f, r = 10, 10 - 4
 	const onesR = 1 | 1<<r | 1<<(2*r) | 1<<(3*r)
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
+	if !checkLength(d, m, 4*f-4) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -143,11 +199,15 @@ func semi10(d []byte, m, x uint64) bool {
 	return z1&s1|z2&s2 != 0
 }
 
-func semi11(d []byte, m, x uint64) bool {
+func semi11(d []byte, m, seed, h uint64) bool {
 	const f, r = 11, 11 - 4
 	const onesR = 1 | 1<<r | 1<<(2*r) | 1<<(3*r)
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
+	if !checkLength(d, m, 4*f-4) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -163,11 +223,15 @@ func semi11(d []byte, m, x uint64) bool {
 	return z1&s1|z2&s2 != 0
 }
 
-func semi12(d []byte, m, x uint64) bool {
+func semi12(d []byte, m, seed, h uint64) bool {
 	const f, r = 12, 12 - 4
 	const onesR = 1 | 1<<r | 1<<(2*r) | 1<<(3*r)
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
+	if !checkLength(d, m, 4*f-4) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -183,11 +247,15 @@ func semi12(d []byte, m, x uint64) bool {
 	return z1&s1|z2&s2 != 0
 }
 
-func semi13(d []byte, m, x uint64) bool {
+func semi13(d []byte, m, seed, h uint64) bool {
 	const f, r = 13, 13 - 4
 	const onesR = 1 | 1<<r | 1<<(2*r) | 1<<(3*r)
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
+	if !checkLength(d, m, 4*f-4) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -203,11 +271,15 @@ func semi13(d []byte, m, x uint64) bool {
 	return z1&s1|z2&s2 != 0
 }
 
-func semi14(d []byte, m, x uint64) bool {
+func semi14(d []byte, m, seed, h uint64) bool {
 	const f, r = 14, 14 - 4
 	const onesR = 1 | 1<<r | 1<<(2*r) | 1<<(3*r)
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
+	if !checkLength(d, m, 4*f-4) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -223,11 +295,15 @@ func semi14(d []byte, m, x uint64) bool {
 	return z1&s1|z2&s2 != 0
 }
 
-func semi15(d []byte, m, x uint64) bool {
+func semi15(d []byte, m, seed, h uint64) bool {
 	const f, r = 15, 15 - 4
 	const onesR = 1 | 1<<r | 1<<(2*r) | 1<<(3*r)
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
+	if !checkLength(d, m, 4*f-4) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -243,11 +319,15 @@ func semi15(d []byte, m, x uint64) bool {
 	return z1&s1|z2&s2 != 0
 }
 
-func semi16(d []byte, m, x uint64) bool {
+func semi16(d []byte, m, seed, h uint64) bool {
 	const f, r = 16, 16 - 4
 	const onesR = 1 | 1<<r | 1<<(2*r) | 1<<(3*r)
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
+	if !checkLength(d, m, 4*f-4) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -263,10 +343,14 @@ func semi16(d []byte, m, x uint64) bool {
 	return z1&s1|z2&s2 != 0
 }
 
-func plain4(d []byte, m, x uint64) bool {
+func plain4(d []byte, m, seed, h uint64) bool {
 	const f = 4
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
+	if !checkLength(d, m, 4*f) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -276,10 +360,14 @@ func plain4(d []byte, m, x uint64) bool {
 	return ((x1-ones)&^x1|(x2-ones)&^x2)&(ones<<(f-1)) != 0
 }
 
-func plain5(d []byte, m, x uint64) bool {
+func plain5(d []byte, m, seed, h uint64) bool {
 	const f = 5
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
+	if !checkLength(d, m, 4*f) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -289,10 +377,14 @@ func plain5(d []byte, m, x uint64) bool {
 	return ((x1-ones)&^x1|(x2-ones)&^x2)&(ones<<(f-1)) != 0
 }
 
-func plain6(d []byte, m, x uint64) bool {
+func plain6(d []byte, m, seed, h uint64) bool {
 	const f = 6
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
+	if !checkLength(d, m, 4*f) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -302,10 +394,14 @@ func plain6(d []byte, m, x uint64) bool {
 	return ((x1-ones)&^x1|(x2-ones)&^x2)&(ones<<(f-1)) != 0
 }
 
-func plain7(d []byte, m, x uint64) bool {
+func plain7(d []byte, m, seed, h uint64) bool {
 	const f = 7
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
+	if !checkLength(d, m, 4*f) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -315,10 +411,14 @@ func plain7(d []byte, m, x uint64) bool {
 	return ((x1-ones)&^x1|(x2-ones)&^x2)&(ones<<(f-1)) != 0
 }
 
-func plain8(d []byte, m, x uint64) bool {
+func plain8(d []byte, m, seed, h uint64) bool {
 	const f = 8
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
+	if !checkLength(d, m, 4*f) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -328,10 +428,14 @@ func plain8(d []byte, m, x uint64) bool {
 	return ((x1-ones)&^x1|(x2-ones)&^x2)&(ones<<(f-1)) != 0
 }
 
-func plain9(d []byte, m, x uint64) bool {
+func plain9(d []byte, m, seed, h uint64) bool {
 	const f = 9
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
+	if !checkLength(d, m, 4*f) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -341,10 +445,14 @@ func plain9(d []byte, m, x uint64) bool {
 	return ((x1-ones)&^x1|(x2-ones)&^x2)&(ones<<(f-1)) != 0
 }
 
-func plain10(d []byte, m, x uint64) bool {
+func plain10(d []byte, m, seed, h uint64) bool {
 	const f = 10
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
+	if !checkLength(d, m, 4*f) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -354,10 +462,14 @@ func plain10(d []byte, m, x uint64) bool {
 	return ((x1-ones)&^x1|(x2-ones)&^x2)&(ones<<(f-1)) != 0
 }
 
-func plain11(d []byte, m, x uint64) bool {
+func plain11(d []byte, m, seed, h uint64) bool {
 	const f = 11
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
+	if !checkLength(d, m, 4*f) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -367,10 +479,14 @@ func plain11(d []byte, m, x uint64) bool {
 	return ((x1-ones)&^x1|(x2-ones)&^x2)&(ones<<(f-1)) != 0
 }
 
-func plain12(d []byte, m, x uint64) bool {
+func plain12(d []byte, m, seed, h uint64) bool {
 	const f = 12
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
+	if !checkLength(d, m, 4*f) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -380,10 +496,14 @@ func plain12(d []byte, m, x uint64) bool {
 	return ((x1-ones)&^x1|(x2-ones)&^x2)&(ones<<(f-1)) != 0
 }
 
-func plain13(d []byte, m, x uint64) bool {
+func plain13(d []byte, m, seed, h uint64) bool {
 	const f = 13
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
+	if !checkLength(d, m, 4*f) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -393,10 +513,14 @@ func plain13(d []byte, m, x uint64) bool {
 	return ((x1-ones)&^x1|(x2-ones)&^x2)&(ones<<(f-1)) != 0
 }
 
-func plain14(d []byte, m, x uint64) bool {
+func plain14(d []byte, m, seed, h uint64) bool {
 	const f = 14
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
+	if !checkLength(d, m, 4*f) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -406,10 +530,14 @@ func plain14(d []byte, m, x uint64) bool {
 	return ((x1-ones)&^x1|(x2-ones)&^x2)&(ones<<(f-1)) != 0
 }
 
-func plain15(d []byte, m, x uint64) bool {
+func plain15(d []byte, m, seed, h uint64) bool {
 	const f = 15
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
+	if !checkLength(d, m, 4*f) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)
@@ -419,10 +547,14 @@ func plain15(d []byte, m, x uint64) bool {
 	return ((x1-ones)&^x1|(x2-ones)&^x2)&(ones<<(f-1)) != 0
 }
 
-func plain16(d []byte, m, x uint64) bool {
+func plain16(d []byte, m, seed, h uint64) bool {
 	const f = 16
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
+	if !checkLength(d, m, 4*f) {
+		return m != 0 || len(d) != 0
+	}
+	x := mix(h, seed)
 	y := remix(x)
 	i1 := reduce(x, m)
 	fp := fingerprint(y, f)

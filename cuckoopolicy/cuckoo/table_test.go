@@ -206,6 +206,29 @@ func TestLookupRejectsBadParams(t *testing.T) {
 	if Lookup(nil, 0, 0, 10, true, 42) {
 		t.Error("empty table answered true")
 	}
+	// Every width, in and out of range, both layouts: a width out of range
+	// or a length that does not match m answers true, the empty filter of a
+	// valid width false.
+	widths := []uint{64, 255, 1 << 20, ^uint(0)}
+	for f := range uint(MaxFingerprintBits + 8) {
+		widths = append(widths, f)
+	}
+	for _, f := range widths {
+		valid := f >= MinFingerprintBits && f <= MaxFingerprintBits
+		for _, semi := range []bool{false, true} {
+			for _, m := range []uint64{1, 3, 1000} {
+				if !Lookup(data, m, 0, f, semi, 42) {
+					t.Errorf("Lookup(%d buckets, f=%d, semi=%v) on 64 bytes answered false", m, f, semi)
+				}
+			}
+			if !Lookup(data, 0, 0, f, semi, 42) {
+				t.Errorf("Lookup(0 buckets, f=%d, semi=%v) on 64 bytes answered false", f, semi)
+			}
+			if got := Lookup(nil, 0, 0, f, semi, 42); got == valid {
+				t.Errorf("Lookup(empty, f=%d, semi=%v) = %v", f, semi, got)
+			}
+		}
+	}
 }
 
 func TestFingerprintRange(t *testing.T) {
@@ -228,7 +251,7 @@ func TestFastLookups(t *testing.T) {
 	r := rand.New(rand.NewPCG(seed, 5))
 	for f := uint(MinFingerprintBits); f <= 16; f++ {
 		for _, semi := range []bool{false, true} {
-			fast := fastLookups[b2i(semi)][f]
+			fast := lookups[lookupIndex(f, semi)]
 			if fast == nil {
 				t.Fatalf("f=%d semi=%v: no fast lookup", f, semi)
 			}
@@ -260,7 +283,7 @@ func TestFastLookups(t *testing.T) {
 						tb.setBucket(i, [4]uint32{slot(), slot(), slot(), slot()})
 					}
 					want := tb.containsSlow(i1, i2, fp)
-					if got := fast(tb.data, m, mix(h, s)); got != want {
+					if got := fast(tb.data, m, s, h); got != want {
 						t.Fatalf("f=%d semi=%v m=%d: fast lookup %v, buckets %v %v hold %x: %v",
 							f, semi, m, got, tb.bucket(i1), tb.bucket(i2), fp, want)
 					}
