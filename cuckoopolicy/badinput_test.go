@@ -229,3 +229,40 @@ func TestTrailerLayout(t *testing.T) {
 		t.Fatalf("version 1 check %#x, want %#x", got, want)
 	}
 }
+
+// TestTrailerOK checks MayContain's inline test against trailerReason, the
+// reader of every version: trailerOK accepts exactly the version 2 trailers
+// that trailerReason accepts. The trailers are valid ones with one or two
+// bits flipped, or with a byte of the width word (width, flags, reserved,
+// version, magic) set at random, or random words.
+func TestTrailerOK(t *testing.T) {
+	r := rng(seedFor(t))
+	var b [trailerLen]byte
+	for i := range 200000 {
+		tr := trailer{buckets: r.Uint64N(1 << 40), seed: r.Uint64(), keys: r.Uint32(),
+			f: uint8(r.IntN(40)), flags: uint8(r.IntN(2)), version: formatVersion}
+		if i%4 == 0 {
+			tr.version = formatV1
+		}
+		tr.put(b[:])
+		switch i % 3 {
+		case 0:
+			for range 1 + r.IntN(2) {
+				b[r.IntN(trailerLen)] ^= 1 << r.IntN(8)
+			}
+		case 1:
+			b[24+r.IntN(8)] = uint8(r.Uint32())
+		case 2:
+			if i%6 == 2 {
+				for j := range b {
+					b[j] = uint8(r.Uint32())
+				}
+			}
+		}
+		m, seed, kc, w := trailerWords(b[:])
+		want := trailerReason(m, seed, kc, w) == okBlock && uint8(w>>24) == formatVersion
+		if got := trailerOK(m, seed, kc, w); got != want {
+			t.Fatalf("trailer % x: trailerOK %v, trailerReason accepts it as version 2: %v", b, got, want)
+		}
+	}
+}

@@ -155,7 +155,7 @@ func decode(b []byte) (cuckoo.Static, trailer, int) {
 // reserved byte, version and magic.
 func trailerWords(b []byte) (m, seed, kc, w uint64) {
 	tb := b[len(b)-trailerLen:]
-	tb = tb[:trailerLen:trailerLen]
+	_ = tb[trailerLen-1]
 	return binary.LittleEndian.Uint64(tb[0:]), binary.LittleEndian.Uint64(tb[8:]),
 		binary.LittleEndian.Uint64(tb[16:]), binary.LittleEndian.Uint64(tb[24:])
 }
@@ -165,7 +165,9 @@ func trailerWords(b []byte) (m, seed, kc, w uint64) {
 // is MayContain's test, small enough to inline; trailerReason handles every
 // other trailer, old versions included.
 func trailerOK(m, seed, kc, w uint64) bool {
-	return fold(m, seed, kc, w) == checkFold && w>>16 == magic<<16|formatVersion<<8 && w>>8&0xff&^knownFlags == 0
+	// One compare for the magic, the version, the reserved zero byte and
+	// the flags byte less the known flags.
+	return fold(m, seed, kc, w) == checkFold && w>>8&^knownFlags == magic<<24|formatVersion<<16
 }
 
 // trailerReason checks what trailerOK checks, for every version the reader

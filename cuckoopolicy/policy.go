@@ -92,7 +92,10 @@ func (p FilterPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) bo
 	// spilled around it.
 	h := cuckoo.Hash(key)
 	m, seed, kc, w := trailerWords(filter)
-	if !trailerOK(m, seed, kc, w) && trailerReason(m, seed, kc, w) != okBlock || m == 0 && uint32(kc) != 0 {
+	if !trailerOK(m, seed, kc, w) && trailerReason(m, seed, kc, w) != okBlock {
+		return true
+	}
+	if m == 0 && uint32(kc) != 0 {
 		return true
 	}
 	// cuckoo.Lookup checks the width and the table length itself.
