@@ -88,7 +88,7 @@ func (p FilterPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) bo
 	if n < trailerLen {
 		return true
 	}
-	// Hash first: nothing else is live across the call, so nothing is
+	// Hash first: only the filter is live across the call, so little is
 	// spilled around it.
 	h := cuckoo.Hash(key)
 	m, seed, kc, w := trailerWords(filter)
@@ -98,7 +98,9 @@ func (p FilterPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) bo
 	if m == 0 && uint32(kc) != 0 {
 		return true
 	}
-	// cuckoo.Lookup checks the width and the table length itself.
+	// cuckoo.Lookup checks the width and the table length itself. The
+	// table's cap is its length, so that cap(filter) need not be kept
+	// across the hash call.
 	return cuckoo.Lookup(filter[:n-trailerLen:n-trailerLen], m, seed, uint(w&0xff), w&(flagSemiSort<<8) != 0, h)
 }
 
