@@ -232,9 +232,10 @@ func TestTrailerLayout(t *testing.T) {
 
 // TestTrailerOK checks MayContain's inline test against trailerReason, the
 // reader of every version: trailerOK accepts exactly the version 2 trailers
-// that trailerReason accepts. The trailers are valid ones with one or two
-// bits flipped, or with a byte of the width word (width, flags, reserved,
-// version, magic) set at random, or random words.
+// that trailerReason accepts. The trailers are valid ones (versions 1 and
+// 2, any width and flag), as written or with one or two bits flipped, a
+// byte of the width word (width, flags, reserved, version, magic) set at
+// random, or all 32 bytes random.
 func TestTrailerOK(t *testing.T) {
 	r := rng(seedFor(t))
 	var b [trailerLen]byte

@@ -59,6 +59,7 @@ func (s *Static) Contains(h uint64) bool {
 // Lookup is small enough to inline: one indirect call to the function for
 // the width and layout, which checks the rest.
 func Lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
+	// lookupIndex, spelled out: calling it would cost Lookup its inlining.
 	i := min(f, MaxFingerprintBits+1)
 	if semi {
 		i += MaxFingerprintBits + 2
@@ -66,38 +67,61 @@ func Lookup(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
 	return lookups[i](data, m, seed, h)
 }
 
+// lookupFunc is Lookup for one fingerprint width and layout.
+type lookupFunc func(data []byte, m, seed, h uint64) bool
+
+// lookups holds Lookup's function for each fingerprint width and layout, at
+// lookupIndex(f, semi); init fills it.
+var lookups [2 * (MaxFingerprintBits + 2)]lookupFunc
+
+// lookupIndex is the index in lookups of the function for f-bit
+// fingerprints, semi-sorted if semi: every width above MaxFingerprintBits
+// shares the entry of MaxFingerprintBits+1.
+func lookupIndex(f uint, semi bool) uint {
+	i := min(f, MaxFingerprintBits+1)
+	if semi {
+		i += MaxFingerprintBits + 2
+	}
+	return i
+}
+
+// init fills lookups: a width outside [MinFingerprintBits,
+// MaxFingerprintBits] answers true, widths up to 16 get the generated
+// functions (lookup_fast.go), wider ones read their buckets slot by slot.
+func init() {
+	for _, semi := range []bool{false, true} {
+		fast := fastPlain
+		if semi {
+			fast = fastSemi
+		}
+		for f := range uint(MaxFingerprintBits + 2) {
+			var fn lookupFunc
+			switch {
+			case f < MinFingerprintBits || f > MaxFingerprintBits:
+				fn = func([]byte, uint64, uint64, uint64) bool { return true }
+			case f-MinFingerprintBits < uint(len(fast)):
+				fn = fast[f-MinFingerprintBits]
+			default:
+				fn = func(data []byte, m, seed, h uint64) bool {
+					return lookupWide(data, m, seed, f, semi, h)
+				}
+			}
+			lookups[lookupIndex(f, semi)] = fn
+		}
+	}
+}
+
 // checkLength reports whether data is a table of m buckets of bb bits each,
-// padding included, with 0 < m <= MaxBuckets. On false, every lookup
-// function answers m != 0 || len(data) != 0: true for a table it cannot
-// read, false for the empty filter.
+// padding included, with 0 < m <= MaxBuckets. When it does not hold, a
+// lookup answers unreadable(data, m).
 func checkLength(data []byte, m, bb uint64) bool {
 	return m-1 < MaxBuckets && uint64(len(data)) == (m*bb+7)>>3+padBytes
 }
 
-// lookupIndex is the index in lookups of the function for f-bit
-// fingerprints, semi-sorted if semi, for f <= MaxFingerprintBits+1.
-func lookupIndex(f uint, semi bool) int {
-	return int(f) + b2i(semi)*(MaxFingerprintBits+2)
-}
-
-// init fills the entries of lookups that gen_lookup.go does not write: a
-// width outside [MinFingerprintBits, MaxFingerprintBits] answers true (Lookup
-// sends every width above the range to MaxFingerprintBits+1), and widths
-// above 16 read their buckets slot by slot.
-func init() {
-	for _, semi := range []bool{false, true} {
-		for f := range uint(MaxFingerprintBits + 2) {
-			switch {
-			case f < MinFingerprintBits || f > MaxFingerprintBits:
-				lookups[lookupIndex(f, semi)] = func([]byte, uint64, uint64, uint64) bool { return true }
-			case f > 16:
-				lookups[lookupIndex(f, semi)] = func(data []byte, m, seed, h uint64) bool {
-					return lookupWide(data, m, seed, f, semi, h)
-				}
-			}
-		}
-	}
-}
+// unreadable is a lookup's answer for data that is not a table of m
+// buckets: true (it cannot vouch for absence), except for the empty filter,
+// m == 0 with no data.
+func unreadable(data []byte, m uint64) bool { return m != 0 || len(data) != 0 }
 
 // lookupWide is Lookup for fingerprints wider than 16 bits, whose buckets
 // take more than one 8-byte load.
@@ -107,7 +131,7 @@ func lookupWide(data []byte, m, seed uint64, f uint, semi bool, h uint64) bool {
 		bb -= 4
 	}
 	if !checkLength(data, m, bb) {
-		return m != 0 || len(data) != 0
+		return unreadable(data, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)

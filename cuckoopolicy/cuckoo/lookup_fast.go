@@ -2,53 +2,28 @@
 
 package cuckoo
 
-// lookups holds Lookup's function for each fingerprint width and layout,
-// at lookupIndex(f, semi), so that Lookup inlines into its caller as one
-// indirect call. The entries for f <= 16 (4f <= 64: a bucket is one
-// unaligned 8-byte load) are generated here. Each spells out the same steps
-// as staticAddr and probe with f a constant, so the compiler folds every
-// shift and mask into the instructions: a lookup takes about half the
-// instructions of the code written for any f (probe), and far beyond the
-// cache the instructions of each lookup bound how many lookups, and so how
-// many cache misses, the processor keeps in flight. Each checks the table's
-// length against m first (checkLength), which keeps both loads inside data.
-// init in lookup.go fills the other entries. TestFastLookups checks every
-// generated entry against the table's slot-by-slot read.
-var lookups = [2 * (MaxFingerprintBits + 2)]func(data []byte, m, seed, h uint64) bool{
-	4:                           plain4,
-	5:                           plain5,
-	6:                           plain6,
-	7:                           plain7,
-	8:                           plain8,
-	9:                           plain9,
-	10:                          plain10,
-	11:                          plain11,
-	12:                          plain12,
-	13:                          plain13,
-	14:                          plain14,
-	15:                          plain15,
-	16:                          plain16,
-	MaxFingerprintBits + 2 + 4:  semi4,
-	MaxFingerprintBits + 2 + 5:  semi5,
-	MaxFingerprintBits + 2 + 6:  semi6,
-	MaxFingerprintBits + 2 + 7:  semi7,
-	MaxFingerprintBits + 2 + 8:  semi8,
-	MaxFingerprintBits + 2 + 9:  semi9,
-	MaxFingerprintBits + 2 + 10: semi10,
-	MaxFingerprintBits + 2 + 11: semi11,
-	MaxFingerprintBits + 2 + 12: semi12,
-	MaxFingerprintBits + 2 + 13: semi13,
-	MaxFingerprintBits + 2 + 14: semi14,
-	MaxFingerprintBits + 2 + 15: semi15,
-	MaxFingerprintBits + 2 + 16: semi16,
-}
+// fastPlain and fastSemi hold Lookup's functions for f-bit fingerprints,
+// f = MinFingerprintBits..16 (4f <= 64: a bucket is one unaligned 8-byte
+// load), at f-MinFingerprintBits; init in lookup.go puts them in lookups.
+// Each spells out the same steps as staticAddr and probe with f a constant,
+// so the compiler folds every shift and mask into the instructions: a lookup
+// takes about half the instructions of the code written for any f (probe),
+// and far beyond the cache the instructions of each lookup bound how many
+// lookups, and so how many cache misses, the processor keeps in flight. Each
+// checks the table's length against m first (checkLength), which keeps both
+// loads inside data. TestFastLookups checks every one against the table's
+// slot-by-slot read.
+var (
+	fastPlain = [...]lookupFunc{plain4, plain5, plain6, plain7, plain8, plain9, plain10, plain11, plain12, plain13, plain14, plain15, plain16}
+	fastSemi  = [...]lookupFunc{semi4, semi5, semi6, semi7, semi8, semi9, semi10, semi11, semi12, semi13, semi14, semi15, semi16}
+)
 
 // semi4 is the fast path for semi-sorted 4-bit fingerprints: a bucket is its
 // 12-bit code alone.
 func semi4(d []byte, m, seed, h uint64) bool {
 	const f = 4
 	if !checkLength(d, m, 4*f-4) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -65,7 +40,7 @@ func semi5(d []byte, m, seed, h uint64) bool {
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
 	if !checkLength(d, m, 4*f-4) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -88,7 +63,7 @@ func semi6(d []byte, m, seed, h uint64) bool {
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
 	if !checkLength(d, m, 4*f-4) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -111,7 +86,7 @@ func semi7(d []byte, m, seed, h uint64) bool {
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
 	if !checkLength(d, m, 4*f-4) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -134,7 +109,7 @@ func semi8(d []byte, m, seed, h uint64) bool {
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
 	if !checkLength(d, m, 4*f-4) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -157,7 +132,7 @@ func semi9(d []byte, m, seed, h uint64) bool {
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
 	if !checkLength(d, m, 4*f-4) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -181,7 +156,7 @@ func semi10(d []byte, m, seed, h uint64) bool {
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
 	if !checkLength(d, m, 4*f-4) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -205,7 +180,7 @@ func semi11(d []byte, m, seed, h uint64) bool {
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
 	if !checkLength(d, m, 4*f-4) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -229,7 +204,7 @@ func semi12(d []byte, m, seed, h uint64) bool {
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
 	if !checkLength(d, m, 4*f-4) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -253,7 +228,7 @@ func semi13(d []byte, m, seed, h uint64) bool {
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
 	if !checkLength(d, m, 4*f-4) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -277,7 +252,7 @@ func semi14(d []byte, m, seed, h uint64) bool {
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
 	if !checkLength(d, m, 4*f-4) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -301,7 +276,7 @@ func semi15(d []byte, m, seed, h uint64) bool {
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
 	if !checkLength(d, m, 4*f-4) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -325,7 +300,7 @@ func semi16(d []byte, m, seed, h uint64) bool {
 	const highR = onesR << (r - 1)
 	const lowR = onesR * (1<<r - 1) &^ highR
 	if !checkLength(d, m, 4*f-4) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -348,7 +323,7 @@ func plain4(d []byte, m, seed, h uint64) bool {
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
 	if !checkLength(d, m, 4*f) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -365,7 +340,7 @@ func plain5(d []byte, m, seed, h uint64) bool {
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
 	if !checkLength(d, m, 4*f) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -382,7 +357,7 @@ func plain6(d []byte, m, seed, h uint64) bool {
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
 	if !checkLength(d, m, 4*f) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -399,7 +374,7 @@ func plain7(d []byte, m, seed, h uint64) bool {
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
 	if !checkLength(d, m, 4*f) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -416,7 +391,7 @@ func plain8(d []byte, m, seed, h uint64) bool {
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
 	if !checkLength(d, m, 4*f) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -433,7 +408,7 @@ func plain9(d []byte, m, seed, h uint64) bool {
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
 	if !checkLength(d, m, 4*f) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -450,7 +425,7 @@ func plain10(d []byte, m, seed, h uint64) bool {
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
 	if !checkLength(d, m, 4*f) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -467,7 +442,7 @@ func plain11(d []byte, m, seed, h uint64) bool {
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
 	if !checkLength(d, m, 4*f) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -484,7 +459,7 @@ func plain12(d []byte, m, seed, h uint64) bool {
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
 	if !checkLength(d, m, 4*f) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -501,7 +476,7 @@ func plain13(d []byte, m, seed, h uint64) bool {
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
 	if !checkLength(d, m, 4*f) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -518,7 +493,7 @@ func plain14(d []byte, m, seed, h uint64) bool {
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
 	if !checkLength(d, m, 4*f) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -535,7 +510,7 @@ func plain15(d []byte, m, seed, h uint64) bool {
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
 	if !checkLength(d, m, 4*f) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
@@ -552,7 +527,7 @@ func plain16(d []byte, m, seed, h uint64) bool {
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
 	if !checkLength(d, m, 4*f) {
-		return m != 0 || len(d) != 0
+		return unreadable(d, m)
 	}
 	x := mix(h, seed)
 	y := remix(x)
