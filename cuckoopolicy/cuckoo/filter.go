@@ -493,6 +493,12 @@ func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 	return ErrFull
 }
 
+// saturatedHash is saturated for the key whose Hash is h; t.m > 0.
+func (f *Filter) saturatedHash(h uint64) bool {
+	i1, i2, fp := f.addr(h)
+	return f.saturated(i1, i2, fp)
+}
+
 // saturated reports whether all eight slots of the pair hold fp: no walk
 // can make room, since every copy can only move within the pair.
 func (f *Filter) saturated(i1, i2 uint64, fp uint32) bool {

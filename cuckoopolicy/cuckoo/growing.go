@@ -44,8 +44,10 @@ type Growing struct {
 
 type growStage struct {
 	f *Filter
-	// full is set when an insert into the stage failed and cleared when a
-	// delete frees a slot in it: inserts skip a full stage's eviction walk.
+	// full is set when an insert into the stage failed for want of room
+	// (not because the key's two buckets hold eight copies of it already)
+	// and cleared when a delete frees a slot in it: inserts skip a full
+	// stage's eviction walk.
 	full bool
 }
 
@@ -120,8 +122,11 @@ func (g *Growing) grow() error {
 
 // Insert adds one copy of key, adding a stage when the newest is full. It
 // returns an error wrapping ErrFull only when no stage can be added: the
-// 63rd, a stage beyond memory, or one that would need fingerprints wider than
-// 32 bits (after about 30 - log2(1/maxFPR) stages).
+// 63rd, a stage beyond MaxBuckets or the 64 TiB table limit, or one that
+// would need fingerprints wider than 32 bits (after about 30 - log2(1/maxFPR)
+// stages). A stage that is within those limits but larger than the memory
+// the machine has fails as any Go allocation does: the runtime ends the
+// process.
 func (g *Growing) Insert(key []byte) error { return g.InsertHash(Hash(key)) }
 
 // InsertHash is Insert for a key whose Hash is h.
@@ -139,7 +144,10 @@ func (g *Growing) InsertHash(h uint64) error {
 				g.count++
 				return nil
 			}
-			s.full = true
+			// A ninth copy of one key fails because the key's two buckets
+			// hold eight copies already, not because the stage is full:
+			// newer keys must still go to it.
+			s.full = !s.f.saturatedHash(h)
 		}
 		lo, fp := s.f.class(h)
 		g.extra[classKey{k, lo, fp}]++

@@ -246,3 +246,60 @@ func TestGrowingLimit(t *testing.T) {
 		t.Fatal("Reset left keys or stages")
 	}
 }
+
+// TestGrowingCopiesStayInStage checks that copies of one key beyond the
+// eight a stage holds go to the side table without marking the stage full:
+// new keys keep going to it, and no stage is added while it has room.
+func TestGrowingCopiesStayInStage(t *testing.T) {
+	g, err := NewGrowing(1000, 0.01, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(i int) []byte { return []byte{'k', byte(i >> 8), byte(i)} }
+	held := map[int]int{}
+	insert := func(i int) {
+		t.Helper()
+		if err := g.Insert(key(i)); err != nil {
+			t.Fatalf("Insert(key %d): %v", i, err)
+		}
+		held[i]++
+	}
+	// Four keys with 9 to 12 copies each, each followed by a new key. (A
+	// key held eight times fills its two buckets for good, so a few of them
+	// are enough: see Filter's doc.)
+	const copied = 4
+	for i := range copied {
+		for range 9 + i {
+			insert(i)
+		}
+		insert(100 + i)
+	}
+	// Then distinct keys until the stage holds 900 fingerprints (eight
+	// of each copied key).
+	for i := 200; len(held)+7*copied < 900; i++ {
+		insert(i)
+	}
+	if g.Stages() != 1 {
+		t.Fatalf("%d stages for %d distinct keys in a Growing whose first stage holds 1000", g.Stages(), len(held))
+	}
+	total := 0
+	for i, n := range held {
+		total += n
+		if !g.Contains(key(i)) {
+			t.Fatalf("key %d lost", i)
+		}
+	}
+	if g.Count() != total {
+		t.Fatalf("Count() = %d, want %d", g.Count(), total)
+	}
+	for i, n := range held {
+		for c := range n {
+			if !g.Delete(key(i)) {
+				t.Fatalf("Delete of copy %d of %d of key %d failed", c+1, n, i)
+			}
+		}
+	}
+	if g.Count() != 0 || len(g.extra) != 0 {
+		t.Fatalf("after deleting everything: Count() = %d, %d side-table entries", g.Count(), len(g.extra))
+	}
+}
