@@ -104,8 +104,12 @@ func (c Config) normalize() (Config, error) {
 // and fails fast instead of walking.
 //
 // A Filter is a multiset of fingerprints: inserting a key twice stores two
-// copies, and up to eight copies of one key fit (two buckets of four). Delete
-// removes one copy. Deleting a key that was never inserted may remove the
+// copies, and eight copies of one key fit (two buckets of four; more only
+// while some of them sit in the victim stash). Eight copies fill both of the
+// key's buckets for good, and a later key whose two buckets are both filled
+// that way has only the stash left: a filter that holds many keys eight
+// times each may report ErrFull well below the capacity New guarantees for
+// distinct keys. Delete removes one copy. Deleting a key that was never inserted may remove the
 // fingerprint of another key that shares its fingerprint and buckets, which
 // then becomes a false negative: delete only keys you inserted.
 //
@@ -275,7 +279,8 @@ func bucketsFor(capacity, f, kicks int) (uint64, bool) {
 // deviations that matters only for small filters; below 200 Config.MaxKicks
 // it sizes for the lower load such short walks reach (see Config). Past
 // capacity, inserts go on succeeding until the table is about 97% full (at
-// least 95% for f >= 7) with the default MaxKicks, less far with fewer. New
+// least 95% for f >= 7, or a point less in tables of a few dozen buckets)
+// with the default MaxKicks, less far with fewer. New
 // returns an error wrapping ErrConfig for capacity < 1, a table beyond
 // MaxBuckets, or a bad cfg.
 func New(capacity int, cfg Config) (*Filter, error) {
