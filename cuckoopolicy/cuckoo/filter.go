@@ -282,7 +282,9 @@ func bucketsFor(capacity, f, kicks int) (uint64, bool) {
 // least 95% for f >= 7, or a point less in tables of a few dozen buckets)
 // with the default MaxKicks, less far with fewer. New
 // returns an error wrapping ErrConfig for capacity < 1, a table beyond
-// MaxBuckets, or a bad cfg.
+// MaxBuckets or 64 TiB, or a bad cfg. It does not ask how much memory the
+// machine has: a table within those limits but larger than that ends the
+// process, as make does.
 func New(capacity int, cfg Config) (*Filter, error) {
 	c, err := cfg.normalize()
 	if err != nil {
@@ -303,7 +305,8 @@ func New(capacity int, cfg Config) (*Filter, error) {
 // is rounded up: the alternate bucket needs an even one), with no promise of
 // a capacity: for experiments at a fixed table size, such as the load a
 // table reaches by fingerprint width. It returns an error wrapping ErrConfig
-// for buckets < 1 or beyond MaxBuckets, or a bad cfg.
+// for buckets < 1 or beyond MaxBuckets, a table beyond 64 TiB, or a bad
+// cfg; like New, it does not check the machine's memory.
 func NewBuckets(buckets uint64, cfg Config) (*Filter, error) {
 	c, err := cfg.normalize()
 	if err != nil {
