@@ -55,8 +55,9 @@ type FilterPolicy int
 // The zero Policy writes the same filters as FilterPolicy(10) would in its
 // layout: FingerprintBits 0 takes the width the budget rule gives a 10-bit
 // budget (10 semi-sorted, 9 plain), and LoadFactor 0 then sizes the table as
-// that rule does. A width outside [4, 32] is clamped; LoadFactor 0 with an
-// explicit width means DefaultLoadFactor, and any other load is clamped to
+// that rule does. A LoadFactor that is not above 0 (negative, or NaN) counts
+// as 0. A width outside [4, 32] is clamped; LoadFactor 0 with an explicit
+// width means DefaultLoadFactor, and a positive load is clamped to
 // [MinLoadFactor, MaxLoadFactor]. Above about 0.975 the builder must grow the
 // table to place every key, so the load reached may be lower than asked.
 type Policy struct {

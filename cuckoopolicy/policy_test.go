@@ -161,6 +161,10 @@ func TestPolicyConfig(t *testing.T) {
 		{Policy{FingerprintBits: 8, LoadFactor: 2}, 8, false, MaxLoadFactor, 0},
 		{Policy{FingerprintBits: 8, LoadFactor: 0.01}, 8, false, MinLoadFactor, 0},
 		{Policy{FingerprintBits: 8, LoadFactor: math.NaN()}, 8, false, DefaultLoadFactor, 0},
+		{Policy{FingerprintBits: 8, LoadFactor: -1}, 8, false, DefaultLoadFactor, 0},
+		{Policy{FingerprintBits: 8, LoadFactor: math.Inf(-1)}, 8, false, DefaultLoadFactor, 0},
+		{Policy{SemiSort: true, LoadFactor: -0.5}, 10, true, 0, 10},
+		{Policy{LoadFactor: math.NaN()}, 9, false, 0, 10},
 		{Policy{LoadFactor: 0.5}, 9, false, 0.5, 0},
 	} {
 		c := tc.p.config()
