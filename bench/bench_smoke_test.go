@@ -261,3 +261,28 @@ func TestMeasureLoadWorkers(t *testing.T) {
 		}
 	}
 }
+
+// TestFuseSpaceVerdict checks the space comparison with binary fuse: the
+// saving is given relative to the larger of the two filters.
+func TestFuseSpaceVerdict(t *testing.T) {
+	// Cuckoo at 2% for 8 bits per key and 0.2% for 12: it needs
+	// 8 + 4*log(0.02/eps)/log(10) bits per key for a rate eps.
+	need := func(eps float64) float64 { return 8 + 4*math.Log(0.02/eps)/math.Log(10) }
+	r := &Report{Config: Tiny(), FPR: &FPRResult{Points: []FPRPoint{
+		{Series: SeriesCuckoo, X: 8, BitsPerKey: 8, FPR: 0.02, Hits: 200, Queries: 10000},
+		{Series: SeriesCuckoo, X: 12, BitsPerKey: 12, FPR: 0.002, Hits: 20, Queries: 10000},
+		{Series: SeriesFuse8, X: 8, BitsPerKey: 8.5, FPR: 0.0039, Hits: 39, Queries: 10000},
+		{Series: SeriesFuse16, X: 16, BitsPerKey: 13, FPR: 0.0039, Hits: 39, Queries: 10000},
+	}}}
+	n := need(0.0039)
+	want := []string{
+		fmt.Sprintf("binary fuse takes %.0f%% less space", 100*(n-8.5)/n),
+		fmt.Sprintf("cuckoo takes %.0f%% less space", 100*(13-n)/13),
+	}
+	v := strings.Join(r.verdicts(), "\n")
+	for _, w := range want {
+		if !strings.Contains(v, w) {
+			t.Errorf("verdicts lack %q:\n%s", w, v)
+		}
+	}
+}

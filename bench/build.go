@@ -44,8 +44,11 @@ func (r *BuildResult) Get(kind string, keyLen int) (BuildPoint, bool) {
 // builds are set against bloom(12).
 const KindHighLoadBuild = "cuckoo Policy{f=13 semi, load 0.975}"
 
-// buildBase names the bloom filter a build is compared with, the one of the
-// nearest budget, or "" for Pebble's bloom filters themselves.
+// buildBase names the bloom filter a build is compared with, or "" for
+// Pebble's bloom filters themselves: bloom(12) for the high-load build,
+// bloom(16) for the 16-bit budgets, and bloom(10), the fastest to build, for
+// every other row, also those near 12 bits per key (plain Policy{f=12} and
+// the dynamic filter's inserts), whose ratios it therefore understates.
 func buildBase(kind string) string {
 	switch {
 	case strings.HasPrefix(kind, "pebble bloom"):

@@ -102,7 +102,7 @@ func Tiny() Config {
 	}
 }
 
-// Quick finishes in about five minutes on two cores.
+// Quick finishes in about three minutes on two cores.
 func Quick() Config {
 	return Config{
 		Mode: "quick", Seed: 1,
