@@ -99,6 +99,52 @@ func TestReportTiny(t *testing.T) {
 	if !strings.Contains(string(md), "- Build near the load threshold, 16-byte keys: "+KindHighLoadBuild) {
 		t.Error("REPORT.md lacks the high-load build's verdict")
 	}
+	checkReadAmp(t, c, r.ReadAmp)
+}
+
+// checkReadAmp checks that the read-amplification counts are what the
+// setup implies: without a filter an absent Get reads about a data block in
+// each overlapping table and a seek in L6 one block; a filter is read, and
+// spares most of those blocks; a present Get reads at least its own block.
+func checkReadAmp(t *testing.T, c Config, ra *ReadAmpResult) {
+	t.Helper()
+	if ra == nil {
+		t.Fatal("no read-amplification result")
+	}
+	names, _ := ReadAmpPolicies(c.RABudgets)
+	if len(ra.Rows) != len(names) {
+		t.Fatalf("%d read-amplification rows, want %d", len(ra.Rows), len(names))
+	}
+	none, ok := ra.Row("none")
+	if !ok {
+		t.Fatal("no row without a filter")
+	}
+	if a := none.AbsentGet; a.DataBlocks < 0.8*float64(c.RATables) || a.DataBlocks > 1.5*float64(c.RATables) ||
+		a.FilterBytes != 0 || a.FilterHits != 0 {
+		t.Errorf("no filter, absent Get over %d overlapping tables: %+v", c.RATables, a)
+	}
+	for _, row := range ra.Rows {
+		if row.L0Tables != c.RATables || row.L6Tables < 1 {
+			t.Errorf("%s: %d L0 tables (want %d), %d L6 tables", row.Policy, row.L0Tables, c.RATables, row.L6Tables)
+		}
+		if row.PresentGet.DataBlocks < 1 {
+			t.Errorf("%s: present Get read %.3f data blocks", row.Policy, row.PresentGet.DataBlocks)
+		}
+		if row.L6AbsentNoFilter.DataBlocks < 0.8 {
+			t.Errorf("%s: L6 seek without the filter read %.3f data blocks", row.Policy, row.L6AbsentNoFilter.DataBlocks)
+		}
+		if row.Policy == "none" {
+			continue
+		}
+		if a := row.AbsentGet; a.FilterBytes == 0 || a.FilterHits == 0 || row.L0FilterPerKey <= 0 ||
+			a.DataBlocks > none.AbsentGet.DataBlocks/2 {
+			t.Errorf("%s, absent Get: %+v (filter %.2f bytes per key); without a filter %.3f data blocks",
+				row.Policy, a, row.L0FilterPerKey, none.AbsentGet.DataBlocks)
+		}
+		if s := row.L6AbsentSeek; s.FilterBytes == 0 || s.DataBlocks > row.L6AbsentNoFilter.DataBlocks/2 {
+			t.Errorf("%s, L6 seek with UseL6Filters: %+v; without %.3f data blocks", row.Policy, s, row.L6AbsentNoFilter.DataBlocks)
+		}
+	}
 }
 
 // TestPeerSpeed checks the verdict lines that set the dynamic filter beside
