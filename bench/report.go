@@ -738,7 +738,7 @@ func (r *Report) writeBuild(b *strings.Builder) {
 			}
 			rows = append(rows, []string{p.Kind, fmt.Sprint(p.Keys), fmt.Sprintf("%.2fM", p.KeysPerSec/1e6), f1(p.NsPerKey), ratio, f2(p.OutBitsPerKey)})
 		}
-		table(b, []string{"filter", "keys", "keys/s", "ns/key", "vs pebble bloom", "output bits/key"}, rows)
+		table(b, []string{"filter", "keys", "keys/s", "ns/key", "throughput vs pebble bloom", "output bits/key"}, rows)
 	}
 }
 
