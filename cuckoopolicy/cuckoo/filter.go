@@ -109,9 +109,10 @@ func (c Config) normalize() (Config, error) {
 // key's buckets for good, and a later key whose two buckets are both filled
 // that way has only the stash left: a filter that holds many keys eight
 // times each may report ErrFull well below the capacity New guarantees for
-// distinct keys. Delete removes one copy. Deleting a key that was never inserted may remove the
-// fingerprint of another key that shares its fingerprint and buckets, which
-// then becomes a false negative: delete only keys you inserted.
+// distinct keys. Delete removes one copy. Deleting a key that was never
+// inserted may remove the fingerprint of another key that shares its
+// fingerprint and buckets, which then becomes a false negative: delete only
+// keys you inserted.
 //
 // The zero Filter has no room: Contains reports false and Insert returns
 // ErrFull. It is ready for UnmarshalBinary. Use New to make one.
@@ -280,11 +281,10 @@ func bucketsFor(capacity, f, kicks int) (uint64, bool) {
 // it sizes for the lower load such short walks reach (see Config). Past
 // capacity, inserts go on succeeding until the table is about 97% full (at
 // least 95% for f >= 7, or a point less in tables of a few dozen buckets)
-// with the default MaxKicks, less far with fewer. New
-// returns an error wrapping ErrConfig for capacity < 1, a table beyond
-// MaxBuckets or 64 TiB, or a bad cfg. It does not ask how much memory the
-// machine has: a table within those limits but larger than that ends the
-// process, as make does.
+// with the default MaxKicks, less far with fewer. New returns an error
+// wrapping ErrConfig for capacity < 1, a table beyond MaxBuckets or 64 TiB,
+// or a bad cfg. It does not ask how much memory the machine has: a table
+// within those limits but larger than that ends the process, as make does.
 func New(capacity int, cfg Config) (*Filter, error) {
 	c, err := cfg.normalize()
 	if err != nil {
