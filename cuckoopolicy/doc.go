@@ -152,10 +152,8 @@
 // A table with no keys is the trailer alone (m = 0, 0 keys) and answers false
 // for every key. A trailer with keys and no buckets marks a table too large
 // to filter (2^32-1 distinct keys or more): it holds no filter, so it answers
-// true for every key and Inspect reports it as invalid. Inspect also rejects
-// a key count above 4m, which no table can hold; MayContain reads the count
-// only to tell an empty table from one too large to filter, and filters with
-// such a block as with any other.
+// true for every key and Inspect reports it as invalid. So does a key count
+// above 4m, which no table can hold.
 //
 // Example: FilterPolicy(10) over 1000 distinct keys chooses f = 10,
 // semi-sorted (bb = 36 bits). The budget is 10*1000 bits less 327 bits of

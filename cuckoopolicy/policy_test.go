@@ -329,9 +329,12 @@ func TestInspectErrors(t *testing.T) {
 		"2^32-1 keys":          withKeys(m, math.MaxUint32),
 		"keys without buckets": withKeys(0, math.MaxUint32)[len(block)-trailerLen:],
 	}
+	absent := randomKeys(r, 1000)
 	for name, b := range resealed {
-		// MayContain does not read the count: it still finds every key.
+		// MayContain cannot vouch for these blocks: it answers true for
+		// every key, members and others.
 		requireAll(t, FilterPolicy(10), b, keys)
+		requireAll(t, FilterPolicy(10), b, absent)
 		cases[name] = b
 	}
 	for name, b := range cases {
@@ -339,9 +342,15 @@ func TestInspectErrors(t *testing.T) {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}
-	// A table can be full: 4m keys is a valid count.
-	info, err := Inspect(withKeys(m, uint32(4*m)))
+	// A table can be full: 4m keys is a valid count, and MayContain
+	// filters with it.
+	full := withKeys(m, uint32(4*m))
+	info, err := Inspect(full)
 	if err != nil || info.LoadFactor != 1 {
 		t.Errorf("4m keys: %+v, %v", info, err)
+	}
+	requireAll(t, FilterPolicy(10), full, keys)
+	if n := falsePositives(FilterPolicy(10), full, absent); n == absent.len() {
+		t.Errorf("4m keys: all %d absent keys answered present", n)
 	}
 }
