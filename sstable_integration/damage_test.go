@@ -19,6 +19,7 @@ import (
 type damageOutcome struct {
 	openErr error // NewReader failed: the damage was reported
 	errors  int   // lookups that returned an error
+	probes  int64 // lookups the filter answered (hits and misses)
 	lost    []string
 	wrong   []string
 }
@@ -34,13 +35,21 @@ func probeDamaged(t *testing.T, what string, fs vfs.FS, path string, present map
 			t.Fatalf("%s: panic while reading: %v", what, r)
 		}
 	}()
-	ro := sstable.ReaderOptions{Filters: map[string]pebble.FilterPolicy{cuckooName: cuckoopolicy.FilterPolicy(10)}}
+	var tracker sstable.FilterMetricsTracker
+	ro := sstable.ReaderOptions{
+		Filters:              map[string]pebble.FilterPolicy{cuckooName: cuckoopolicy.FilterPolicy(10)},
+		FilterMetricsTracker: &tracker,
+	}
 	r, err := openTable(fs, path, ro)
 	if err != nil {
 		out.openErr = err
 		return out
 	}
 	defer r.Close()
+	defer func() {
+		fm := tracker.Load()
+		out.probes = fm.Hits + fm.Misses
+	}()
 	it, err := r.NewIter(sstable.NoTransforms, nil, nil, sstable.AssertNoBlobHandles)
 	if err != nil {
 		out.openErr = err
@@ -111,9 +120,11 @@ func newDamageFixture(t *testing.T, tf sstable.TableFormat, seed uint64, n int) 
 	if !bytes.Equal(d.file[d.filterOff:d.filterOff+d.filterLen], filter) {
 		t.Fatal("filter block not found at its handle")
 	}
-	// The undamaged table reads correctly, with the filter in use.
-	if out := d.probe(t, "undamaged", d.file, 0); out.openErr != nil || out.errors > 0 || len(out.lost)+len(out.wrong) > 0 {
-		t.Fatalf("undamaged table: %+v", out)
+	// The undamaged table reads correctly, with the filter in use: it
+	// answers every lookup.
+	out := d.probe(t, "undamaged", d.file, 0)
+	if out.openErr != nil || out.errors > 0 || len(out.lost)+len(out.wrong) > 0 || out.probes != int64(len(present)+len(absent)) {
+		t.Fatalf("undamaged table: %+v (%d lookups)", out, len(present)+len(absent))
 	}
 	return d
 }
@@ -210,6 +221,9 @@ func TestDamagedFilterBlock(t *testing.T) {
 				}
 			}
 			t.Logf("unfixed flips: %d of %d reported by Pebble, none lost a key", reported, tried)
+			if reported != tried {
+				t.Fatalf("unfixed flips: only %d of %d reported: the block checksum should catch every one", reported, tried)
+			}
 
 			// Bit flips, checksum fixed up.
 			var rejected, local, maxLost int

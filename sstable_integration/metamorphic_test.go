@@ -18,12 +18,15 @@ import (
 // histories must be identical. Seeds alternate between Pebble's test keys and
 // CockroachDB's key encoding. See doc.go for the flags that run more seeds.
 func TestMetamorphic(t *testing.T) {
+	var probes, skipped int64
 	for _, seed := range metamorphicSeeds(t) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			runs := runMetamorphic(t, seed, metamorphicOps(), nil)
 			c := runs[1].counts
 			t.Logf("cuckoo run: %d filters written over %d keys, %d probes, %d skipped",
 				c.writers.Load(), c.keys.Load(), c.probes.Load(), c.absent.Load())
+			probes += c.probes.Load()
+			skipped += c.absent.Load()
 			if c.writers.Load() == 0 {
 				t.Fatalf("the cuckoo run wrote no filter: the comparison tested nothing")
 			}
@@ -31,6 +34,11 @@ func TestMetamorphic(t *testing.T) {
 				t.Fatalf("seed %d: the cuckoo run's history differs from the run without filters:\n%s", seed, diff)
 			}
 		})
+	}
+	// Over all seeds the filters must have been asked, and have answered
+	// "absent" at least once: else equal histories say nothing of them.
+	if probes == 0 || skipped == 0 {
+		t.Fatalf("over all seeds the cuckoo filters were probed %d times and skipped %d", probes, skipped)
 	}
 }
 
@@ -102,8 +110,12 @@ func runMetamorphic(t *testing.T, seed, ops uint64, wrap func(pebble.FilterPolic
 	if seed%2 == 1 {
 		kf = metamorphic.CockroachKeyFormat
 	}
-	t.Logf("metamorphic seed %d, %d ops, %s keys (replay with -run '%s' -metamorphic.seed=%d -metamorphic.ops=%d)",
-		seed, ops, kf.Name, t.Name(), seed, ops)
+	if wrap == nil {
+		t.Logf("metamorphic seed %d, %d ops, %s keys (replay with -run '%s' -metamorphic.seed=%d -metamorphic.ops=%d)",
+			seed, ops, kf.Name, t.Name(), seed, ops)
+	} else {
+		t.Logf("metamorphic seed %d, %d ops, %s keys, policies wrapped", seed, ops, kf.Name)
+	}
 	dir := t.TempDir()
 	runs := []*metamorphicRun{{name: "nofilter"}, {name: "cuckoo", counts: &policyCounters{}}}
 	for _, run := range runs {
