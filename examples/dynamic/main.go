@@ -45,6 +45,7 @@ func run(events, window int, redeliver float64, fb int, semi bool, seed uint64) 
 	if err != nil {
 		return err
 	}
+	fb = filter.Config().FingerprintBits // -f 0 means the default width
 	// ring holds the IDs in the window, oldest first: it stands in for the
 	// event log, from which a service reads back the IDs it expires.
 	ring := make([]uint64, 0, window)
