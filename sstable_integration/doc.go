@@ -41,7 +41,7 @@
 //
 // Running:
 //
-//	go test ./sstable_integration/                      # default, about a minute on 2 cores
+//	go test ./sstable_integration/                      # default, about half a minute on 2 cores
 //	go test -short ./sstable_integration/               # smaller sizes, fewer metamorphic seeds
 //	PEBBLE_CUCKOO_LONG=1 go test -timeout 2h ./sstable_integration/   # or -long: 200 metamorphic seeds, larger sizes
 //
