@@ -131,7 +131,7 @@ func decode(b []byte) (cuckoo.Static, trailer, int) {
 		r = errWidth
 	case m == 0 && keys != 0:
 		r = errEmpty
-	case (uint64(keys)+3)/4 > m: // keys > 4m, without overflow for any m
+	case tooManyKeys(keys, m):
 		r = errKeys
 	}
 	if r != okBlock {
@@ -149,6 +149,11 @@ func decode(b []byte) (cuckoo.Static, trailer, int) {
 	}
 	return s, trailer{}, okBlock
 }
+
+// tooManyKeys reports whether a trailer's key count is more than its m
+// buckets' 4m slots hold (without overflow for any m): true also for keys
+// without buckets, the marker of a table too large to filter.
+func tooManyKeys(keys uint32, m uint64) bool { return (uint64(keys)+3)/4 > m }
 
 // trailerWords reads the trailer of b, at least trailerLen bytes long, as four
 // little-endian words: buckets, seed, key count and check, and width, flags,

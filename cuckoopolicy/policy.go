@@ -96,9 +96,7 @@ func (p FilterPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) bo
 	if !trailerOK(m, seed, kc, w) && trailerReason(m, seed, kc, w) != okBlock {
 		return true
 	}
-	// More keys than the 4m slots hold: no writer wrote this, and a
-	// trailer with keys and no buckets marks a table too large to filter.
-	if (uint64(uint32(kc))+3)/4 > m {
+	if tooManyKeys(uint32(kc), m) {
 		return true
 	}
 	// cuckoo.Lookup checks the width and the table length itself. The
