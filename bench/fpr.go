@@ -252,17 +252,9 @@ func measurePoint(series, param string, x int, k Kind, members Keys, q int, coun
 		return FPRPoint{}, nil, fmt.Errorf("%s %s: %w", series, param, err)
 	}
 	n, hits := members.Len(), count(f)
-	// A sample of members, spread over all of them, must be found: a false
-	// negative is a bug, not a point to plot.
-	step, i, missed := max(1, n>>16), 0, -1
-	members.Each(func(key []byte) {
-		if i%step == 0 && missed < 0 && !f.Contains(key) {
-			missed = i
-		}
-		i++
-	})
-	if missed >= 0 {
-		return FPRPoint{}, nil, fmt.Errorf("%s %s: false negative: member %d of %d answered absent", series, param, missed, n)
+	// A false negative is a bug, not a point to plot.
+	if i := missedMember(f, members); i >= 0 {
+		return FPRPoint{}, nil, fmt.Errorf("%s %s: false negative: member %d of %d answered absent", series, param, i, n)
 	}
 	p := FPRPoint{Series: series, Param: param, X: x, Keys: n,
 		BitsPerKey: 8 * float64(f.Bytes()) / float64(n),
@@ -271,6 +263,19 @@ func measurePoint(series, param string, x int, k Kind, members Keys, q int, coun
 		p.Info = inspectString(cb)
 	}
 	return p, f, nil
+}
+
+// missedMember asks f about up to 2^16 of its members, spread over all of
+// them, and returns the index of the first it answers absent for, or -1.
+func missedMember(f Filter, members Keys) int {
+	step, i, missed := max(1, members.Len()>>16), 0, -1
+	members.Each(func(key []byte) {
+		if i%step == 0 && missed < 0 && !f.Contains(key) {
+			missed = i
+		}
+		i++
+	})
+	return missed
 }
 
 func inspectString(b []byte) string {
