@@ -46,10 +46,6 @@ func probeDamaged(t *testing.T, what string, fs vfs.FS, path string, present map
 		return out
 	}
 	defer r.Close()
-	defer func() {
-		fm := tracker.Load()
-		out.probes = fm.Hits + fm.Misses
-	}()
 	it, err := r.NewIter(sstable.NoTransforms, nil, nil, sstable.AssertNoBlobHandles)
 	if err != nil {
 		out.openErr = err
@@ -77,6 +73,8 @@ func probeDamaged(t *testing.T, what string, fs vfs.FS, path string, present map
 			out.wrong = append(out.wrong, string(k))
 		}
 	}
+	fm := tracker.Load()
+	out.probes = fm.Hits + fm.Misses
 	return out
 }
 
