@@ -914,12 +914,12 @@ func (r *Report) verdicts() []string {
 					continue
 				}
 				// The smaller filter's saving, relative to the larger one.
-				who := fmt.Sprintf("binary fuse takes %.0f%% less space", 100*(need-p.BitsPerKey)/need)
+				smaller, small, large := "binary fuse", p.BitsPerKey, need
 				if need < p.BitsPerKey {
-					who = fmt.Sprintf("cuckoo takes %.0f%% less space", 100*(p.BitsPerKey-need)/p.BitsPerKey)
+					smaller, small, large = "cuckoo", need, p.BitsPerKey
 				}
-				v = append(v, fmt.Sprintf("Space at equal FPR: %s reaches %s at %.2f bits/key; cuckoo FilterPolicy needs %.2f (interpolated): %s; binary fuse is static (no deletes) and not a Pebble policy.",
-					fs, pct(p.FPR), p.BitsPerKey, need, who))
+				v = append(v, fmt.Sprintf("Space at equal FPR: %s reaches %s at %.2f bits/key; cuckoo FilterPolicy needs %.2f (interpolated): %s takes %.0f%% less space; binary fuse is static (no deletes) and not a Pebble policy.",
+					fs, pct(p.FPR), p.BitsPerKey, need, smaller, 100*(large-small)/large))
 			}
 		}
 	}
