@@ -2,7 +2,9 @@ package cuckoo
 
 import "sync"
 
-const chunkLen = 1 << 13
+// chunkLen is the number of hashes in a chunk: 8 KiB of them, so that a list
+// of n hashes takes at most 8 KiB more than 8n bytes.
+const chunkLen = 1 << 10
 
 type chunk [chunkLen]uint64
 
