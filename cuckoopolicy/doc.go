@@ -35,8 +35,9 @@
 // left below 0.97 lowers the load and with it the false-positive rate. The
 // block's fixed 40 bytes (padding and trailer) leave a small table too few
 // bits to stay at or below 0.97: below about 500 keys at B = 10, 700 at B =
-// 16, 1,500 at B = 24 and 10,000 at B = 32, the table is loaded 0.97 and the
-// block takes more than B bits per key (12.6 for 100 keys at B = 10, 32.3 for
+// 16, 1,500 at B = 24 and 10,000 at B = 32, the table is sized for load 0.97
+// (up to 1.0 for a few dozen keys at B = 4, where keys merge into shared
+// entries and the table is sized again for fewer) and the block takes more than B bits per key (12.6 for 100 keys at B = 10, 32.3 for
 // 1,000 keys at B = 32), as a bloom filter's block, rounded up to whole cache
 // lines, also does for few keys. B is
 // clamped to [MinBitsPerKey, MaxBitsPerKey] = [4, 32]; for every B in that
@@ -59,7 +60,7 @@
 // # Lookups
 //
 // MayContain hashes the key once (64-bit xxhash), derives two bucket indexes
-// and a fingerprint from disjoint bits of a seeded mix of the hash, issues
+// and a fingerprint from a seeded mix of the hash (formulas below), issues
 // both bucket loads, then compares four fingerprints at once in each: two
 // cache lines (one more for a bucket whose 8-byte load straddles a line
 // boundary), no allocation, no locks. The second bucket lies within 16384
@@ -72,10 +73,10 @@
 // It is safe for concurrent use and never modifies or retains the block.
 //
 // On anything it cannot vouch for MayContain answers true ("may contain"):
-// a block too short, a wrong magic, an unknown version or flag, a trailer
-// whose check field does not match, a width outside [4, 32], a table length
-// that does not match the bucket count, or a filter type other than
-// pebble.TableFilter. Answering "absent" for a present key would lose data;
+// a block too short, a wrong magic, an unknown version or flag, a nonzero
+// reserved byte, a trailer whose check field does not match, a width outside
+// [4, 32], a table length that does not match the bucket count, a key count
+// above the table's 4m slots, or a filter type other than pebble.TableFilter. Answering "absent" for a present key would lose data;
 // answering "present" costs one block read.
 //
 // # Writing
@@ -113,7 +114,7 @@
 //	offset  size  field
 //	     0     8  m, the number of buckets (at most 2^48)
 //	     8     8  seed mixed into every hash before addressing
-//	    16     4  number of distinct key hashes placed
+//	    16     4  number of distinct key hashes placed (entries in the table)
 //	    20     4  check (below)
 //	    24     1  f, fingerprint width in bits, 4 to 32
 //	    25     1  flags: bit 0 = semi-sorted buckets; other bits zero
@@ -138,9 +139,15 @@
 // fingerprints sorted by their low 4 bits, the sorted nibbles stored as a
 // 12-bit code (their rank among the 3876 sorted 4-tuples of nibbles, in
 // lexicographic order) in the lowest bits, then the four high parts of f-4
-// bits each, in sorted order. Fingerprints with equal nibbles may come in
+// bits each, in sorted order. Slot 0 holds the smallest nibble, and tuples
+// are ranked by slot 0's nibble first, then slot 1's, and so on: code 0 is
+// (0, 0, 0, 0), code 1 (0, 0, 0, 1), code 15 (0, 0, 0, 15), code 16
+// (0, 0, 1, 1), code 3875 (15, 15, 15, 15). Fingerprints with equal nibbles may come in
 // any order (the writer orders them by their high parts; readers compare all
-// four). Fingerprint 0 marks an empty slot.
+// four). Fingerprint 0 marks an empty slot. Codes 3876 to 4095 are never
+// written: a bucket that holds one is damaged, like any other damage to the
+// bucket array (see below), and what a lookup finds in it is unspecified
+// (this package finds no fingerprint there at widths up to 16 bits).
 //
 // For a key with 64-bit xxhash h (arithmetic mod 2^64; hi64(a*b) is the high
 // word of the 128-bit product):
@@ -155,7 +162,9 @@
 // The key may be present if bucket i1 or bucket i2 holds fp.
 //
 // A table with no keys is the trailer alone (m = 0, 0 keys) and answers false
-// for every key. A trailer with keys and no buckets marks a table too large
+// for every key. Lookups read the key count only to reject a block that
+// cannot be (below); a table with buckets and a count of 0 is read like any
+// other. A trailer with keys and no buckets marks a table too large
 // to filter (2^32-1 distinct keys or more): it holds no filter, so it answers
 // true for every key and Inspect reports it as invalid. So does a key count
 // above 4m, which no table can hold.

@@ -243,6 +243,6 @@ type Info struct {
 	FingerprintBits int     // bits per fingerprint, 4 to 32
 	SemiSorted      bool    // buckets are semi-sorted (4f-4 bits each)
 	Buckets, Keys   int     // buckets of four slots; entries placed (see below)
-	LoadFactor      float64 // Keys / (4 * Buckets)
-	BitsPerKey      float64 // the whole block, trailer included, over Keys
+	LoadFactor      float64 // Keys / (4 * Buckets); 0 for an empty table
+	BitsPerKey      float64 // the whole block, trailer included, over Keys; 0 for no keys
 }

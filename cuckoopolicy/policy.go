@@ -105,7 +105,9 @@ func (p FilterPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) bo
 	return cuckoo.Lookup(filter[:n-trailerLen:n-trailerLen], m, seed, uint(w&0xff), w&(flagSemiSort<<8) != 0, h)
 }
 
-// NewWriter implements the pebble.FilterPolicy interface.
+// NewWriter implements the pebble.FilterPolicy interface. It writes table
+// filters whatever ftype says: pebble.TableFilter is the only filter type
+// Pebble has, and MayContain answers true for any other.
 func (p FilterPolicy) NewWriter(ftype pebble.FilterType) pebble.FilterWriter {
 	return newWriter(p.config())
 }
@@ -119,7 +121,8 @@ func (p Policy) MayContain(ftype pebble.FilterType, filter, key []byte) bool {
 	return FilterPolicy(0).MayContain(ftype, filter, key)
 }
 
-// NewWriter implements the pebble.FilterPolicy interface.
+// NewWriter implements the pebble.FilterPolicy interface, as
+// FilterPolicy.NewWriter does.
 func (p Policy) NewWriter(ftype pebble.FilterType) pebble.FilterWriter {
 	return newWriter(p.config())
 }
