@@ -101,7 +101,10 @@ func (c Config) normalize() (Config, error) {
 // stash, and when that is full the walk is undone and Insert returns ErrFull:
 // a failed insert never loses a resident. Once the stash is full (the table
 // is then at its limit, near 97% load) an insert tries a single eviction step
-// and fails fast instead of walking.
+// and fails fast instead of walking; but while the filter holds fewer keys
+// than the load New sizes its table for (deletes have emptied it since), it
+// first walks a stashed entry back into the table, so that the capacity New
+// promised holds however the filter got there.
 //
 // A Filter is a multiset of fingerprints: inserting a key twice stores two
 // copies, and eight copies of one key fit (two buckets of four; more only
@@ -131,7 +134,8 @@ type Filter struct {
 	nstash   int
 	stash    [stashSize]stashEntry
 	rng      uint64
-	path     []move // scratch: the evictions of the current insert
+	path     []move  // scratch: the evictions of the current insert
+	sized    float64 // sizedLoad, once computed (0 before)
 }
 
 // stashEntry is a homeless fingerprint and the lower bucket of its pair.
@@ -245,6 +249,12 @@ const minBuckets = 2
 // plus two standard deviations' worth (small tables vary more in the load
 // they reach), rounded up to an even count so that the alternate bucket is
 // an involution without fixed points.
+// sizedLoad is the load bucketsFor sizes a table of m buckets for: below it,
+// a filter holds fewer keys than New promised room for.
+func sizedLoad(f, kicks int, m uint64) float64 {
+	return min(walkLoad(f), kicksLoad(kicks), saturationLoad(f, float64(m)))
+}
+
 func bucketsFor(capacity, f, kicks int) (uint64, bool) {
 	if capacity < 1 {
 		return 0, false
@@ -446,10 +456,10 @@ func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 	if f.saturated(i1, i2, fp) {
 		return ErrFull
 	}
-	if f.nstash == len(f.stash) {
-		// The stash fills only when the table is at its limit (about 97%
-		// load): a walk would almost surely be undone. Try one eviction step
-		// from each bucket and fail fast, so that a full filter rejects an
+	if f.nstash == len(f.stash) && !f.drainStash() {
+		// The stash fills when the table is at its limit (about 97% load):
+		// a walk would almost surely be undone. Try one eviction step from
+		// each bucket and fail fast, so that a full filter rejects an
 		// insert in about a microsecond.
 		if f.stepAside(i1, fp) || f.stepAside(i2, fp) {
 			f.count++
@@ -457,6 +467,42 @@ func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 		}
 		return ErrFull
 	}
+	if f.walk(i1, i2, fp) {
+		f.count++
+		return nil
+	}
+	return ErrFull
+}
+
+// drainStash makes room in a full stash when the filter holds fewer keys
+// than the load New sizes its table for: the table filled to its limit and
+// deletes have emptied it since, but a stashed entry leaves the stash only
+// when a delete frees a slot in its own pair of buckets. It walks one stashed
+// entry back into the table and reports whether the stash has room.
+func (f *Filter) drainStash() bool {
+	if f.sized == 0 {
+		f.sized = sizedLoad(int(f.fbits), f.maxKicks, f.t.m)
+	}
+	if float64(f.count) >= f.sized*float64(slots*f.t.m) {
+		return false
+	}
+	k := f.nstash - 1
+	e := f.stash[k]
+	f.unstash(k)
+	i1, i2 := e.b, f.alt(e.b, e.fp)
+	if !f.t.put(i1, e.fp) && !f.t.put(i2, e.fp) {
+		// A failed walk leaves its last homeless entry in the slot just
+		// freed: nothing is lost, and the stash stays full.
+		f.walk(i1, i2, e.fp)
+	}
+	return f.nstash < len(f.stash)
+}
+
+// walk places fp, both of whose buckets i1 and i2 are full, by evicting
+// residents along a random walk of at most maxKicks steps. The entry left
+// homeless when the kicks run out goes to the stash if it has room; else the
+// walk is undone and walk reports false. It does not change the count.
+func (f *Filter) walk(i1, i2 uint64, fp uint32) bool {
 	if f.path == nil {
 		f.path = make([]move, 0, f.maxKicks)
 	}
@@ -470,8 +516,7 @@ func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 		// moves there and ends the walk. This lifts the load at the first
 		// failure by about one point over a blind walk.
 		if f.stepAside(i, cur) {
-			f.count++
-			return nil
+			return true
 		}
 		b := f.t.bucket(i)
 		path = append(path, move{b: i, old: b})
@@ -482,15 +527,13 @@ func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 		cur = out
 		i = f.alt(i, cur)
 		if f.t.put(i, cur) {
-			f.count++
-			return nil
+			return true
 		}
 	}
 	if f.nstash < len(f.stash) {
 		f.stash[f.nstash] = stashEntry{b: min(i, f.alt(i, cur)), fp: cur}
 		f.nstash++
-		f.count++
-		return nil
+		return true
 	}
 	// Undo the walk, last eviction first: every bucket gets back the exact
 	// bytes it had (a semi-sorted bucket read in stored order encodes to
@@ -498,7 +541,7 @@ func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 	for k := len(path) - 1; k >= 0; k-- {
 		f.t.setBucket(path[k].b, path[k].old)
 	}
-	return ErrFull
+	return false
 }
 
 // saturatedHash is saturated for the key whose Hash is h; t.m > 0.

@@ -643,6 +643,70 @@ func TestStashDrains(t *testing.T) {
 	}
 }
 
+// TestCapacityAfterOverfill fills filters to their first ErrFull, which
+// leaves the stash full, then deletes keys back below capacity, none from a
+// stashed entry's pair of buckets, so that the stash stays full, and inserts
+// new keys up to capacity: New's promise holds however the filter got there.
+// (Before drainStash, every insert that found its buckets full then failed.)
+func TestCapacityAfterOverfill(t *testing.T) {
+	seed := dynSeed(t)
+	capacity := 20000
+	if testing.Short() {
+		capacity = 5000
+	}
+	buf := make([]byte, 16)
+	for _, c := range []Config{{FingerprintBits: 12}, {FingerprintBits: 9, SemiSort: true}, {FingerprintBits: 13, SemiSort: true}, {FingerprintBits: 20}} {
+		c.Seed = seed
+		f, _ := New(capacity, c)
+		n := fillUntilFull(t, f, seed)
+		if f.nstash != stashSize {
+			t.Fatalf("%s: stash holds %d at the first ErrFull", cfgName(c), f.nstash)
+		}
+		pairs := map[uint64]bool{}
+		for _, e := range f.stash {
+			pairs[e.b], pairs[f.alt(e.b, e.fp)] = true, true
+		}
+		held := map[uint64]bool{}
+		for k := range uint64(n) {
+			held[k] = true
+		}
+		r := rand.New(rand.NewPCG(seed, 4))
+		for _, k := range r.Perm(n) {
+			if len(held) <= capacity*99/100 {
+				break
+			}
+			key := dynKey(buf, seed, uint64(k))
+			if i1, i2, _ := f.addr(Hash(key)); pairs[i1] || pairs[i2] {
+				continue
+			}
+			if !f.Delete(key) {
+				t.Fatalf("%s: delete of key %d failed", cfgName(c), k)
+			}
+			delete(held, uint64(k))
+		}
+		if f.nstash != stashSize {
+			t.Fatalf("%s: stash holds %d after the deletes, want it full", cfgName(c), f.nstash)
+		}
+		load := f.LoadFactor()
+		for k := uint64(1 << 40); len(held) < capacity; k++ {
+			if err := f.Insert(dynKey(buf, seed, k)); err != nil {
+				t.Fatalf("%s: insert with %d keys held (capacity %d, load %.4f, stash %d): %v",
+					cfgName(c), len(held), capacity, f.LoadFactor(), f.nstash, err)
+			}
+			held[k] = true
+		}
+		t.Logf("%s: first ErrFull after %d keys; refilled from load %.4f to capacity, stash %d", cfgName(c), n, load, f.nstash)
+		if f.Count() != len(held) {
+			t.Fatalf("%s: Count %d, holding %d", cfgName(c), f.Count(), len(held))
+		}
+		for k := range held {
+			if !f.Contains(dynKey(buf, seed, k)) {
+				t.Fatalf("%s: key %d lost", cfgName(c), k)
+			}
+		}
+	}
+}
+
 // TestReset empties a filter and leaves it as New made it.
 func TestReset(t *testing.T) {
 	f, _ := New(500, Config{FingerprintBits: 10, Seed: 5})
