@@ -289,9 +289,10 @@ func bucketsFor(capacity, f, kicks int) (uint64, bool) {
 // (narrower ones get more room; see Config), plus a margin of two standard
 // deviations that matters only for small filters; below 200 Config.MaxKicks
 // it sizes for the lower load such short walks reach (see Config). Past
-// capacity, inserts go on succeeding until the table is about 97% full (at
-// least 95% for f >= 7, or a point less in tables of a few dozen buckets)
-// with the default MaxKicks, less far with fewer. New returns an error
+// capacity, inserts go on succeeding until the table is about 97% full for
+// f >= 7 (at least 95%, or a point less in tables of a few dozen buckets)
+// with the default MaxKicks, less far with fewer kicks or narrower
+// fingerprints (see Config). New returns an error
 // wrapping ErrConfig for capacity < 1, a table beyond MaxBuckets or 64 TiB,
 // or a bad cfg. It does not ask how much memory the machine has: a table
 // within those limits but larger than that ends the process, as make does.
