@@ -92,3 +92,45 @@ func TestConcurrentReaders(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestConcurrentMatchesFilter runs one sequence of operations, by key and by
+// hash, on a Concurrent and on a Filter of the same configuration: every
+// answer, and in the end the encoded bytes, agree.
+func TestConcurrentMatchesFilter(t *testing.T) {
+	cfg := Config{FingerprintBits: 10, SemiSort: true, Seed: 3}
+	c, err := NewConcurrent(2000, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := New(2000, cfg)
+	if c.Buckets() != f.Buckets() || c.Config() != f.Config() {
+		t.Fatalf("Concurrent has %d buckets and %+v, Filter %d and %+v", c.Buckets(), c.Config(), f.Buckets(), f.Config())
+	}
+	buf := make([]byte, 16)
+	for i := range uint64(3000) {
+		k := dynKey(buf, 9, i%2500)
+		h := Hash(k)
+		var a, b bool
+		switch i % 6 {
+		case 0, 1:
+			a, b = c.Insert(k) == nil, f.Insert(k) == nil
+		case 2, 3:
+			a, b = c.InsertHash(h) == nil, f.InsertHash(h) == nil
+		case 4:
+			a, b = c.Delete(k), f.Delete(k)
+		case 5:
+			a, b = c.DeleteHash(h), f.DeleteHash(h)
+		}
+		if a != b {
+			t.Fatalf("op %d: Concurrent answered %v, Filter %v", i, a, b)
+		}
+		if c.Contains(k) != f.Contains(k) || c.ContainsHash(h^1) != f.ContainsHash(h^1) {
+			t.Fatalf("op %d: lookups differ", i)
+		}
+	}
+	cb, _ := c.MarshalBinary()
+	fb, _ := f.MarshalBinary()
+	if string(cb) != string(fb) || c.Count() != f.Count() {
+		t.Fatalf("Concurrent and Filter ended differently (counts %d and %d)", c.Count(), f.Count())
+	}
+}
