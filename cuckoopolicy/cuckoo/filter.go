@@ -468,7 +468,7 @@ func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 		}
 		return ErrFull
 	}
-	if f.walk(i1, i2, fp) {
+	if f.walk(i1, i2, fp, true) {
 		f.count++
 		return nil
 	}
@@ -479,7 +479,9 @@ func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 // than the load New sizes its table for: the table filled to its limit and
 // deletes have emptied it since, but a stashed entry leaves the stash only
 // when a delete frees a slot in its own pair of buckets. It walks one stashed
-// entry back into the table and reports whether the stash has room.
+// entry back into the table and reports whether it did; when it did not, the
+// filter is as it was (the walk's random state included), so that an insert
+// that then fails changes nothing.
 func (f *Filter) drainStash() bool {
 	if f.sized == 0 {
 		f.sized = sizedLoad(int(f.fbits), f.maxKicks, f.t.m)
@@ -489,21 +491,22 @@ func (f *Filter) drainStash() bool {
 	}
 	k := f.nstash - 1
 	e := f.stash[k]
-	f.unstash(k)
 	i1, i2 := e.b, f.alt(e.b, e.fp)
-	if !f.t.put(i1, e.fp) && !f.t.put(i2, e.fp) {
-		// A failed walk leaves its last homeless entry in the slot just
-		// freed: nothing is lost, and the stash stays full.
-		f.walk(i1, i2, e.fp)
+	rng := f.rng
+	if f.t.put(i1, e.fp) || f.t.put(i2, e.fp) || f.walk(i1, i2, e.fp, false) {
+		f.unstash(k)
+		return true
 	}
-	return f.nstash < len(f.stash)
+	f.rng = rng
+	return false
 }
 
 // walk places fp, both of whose buckets i1 and i2 are full, by evicting
 // residents along a random walk of at most maxKicks steps. The entry left
-// homeless when the kicks run out goes to the stash if it has room; else the
-// walk is undone and walk reports false. It does not change the count.
-func (f *Filter) walk(i1, i2 uint64, fp uint32) bool {
+// homeless when the kicks run out goes to the stash if stash is set and the
+// stash has room; else the walk is undone and walk reports false. It does
+// not change the count.
+func (f *Filter) walk(i1, i2 uint64, fp uint32, stash bool) bool {
 	if f.path == nil {
 		f.path = make([]move, 0, f.maxKicks)
 	}
@@ -531,7 +534,7 @@ func (f *Filter) walk(i1, i2 uint64, fp uint32) bool {
 			return true
 		}
 	}
-	if f.nstash < len(f.stash) {
+	if stash && f.nstash < len(f.stash) {
 		f.stash[f.nstash] = stashEntry{b: min(i, f.alt(i, cur)), fp: cur}
 		f.nstash++
 		return true

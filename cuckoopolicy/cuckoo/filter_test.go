@@ -655,7 +655,7 @@ func TestCapacityAfterOverfill(t *testing.T) {
 		capacity = 5000
 	}
 	buf := make([]byte, 16)
-	for _, c := range []Config{{FingerprintBits: 12}, {FingerprintBits: 9, SemiSort: true}, {FingerprintBits: 13, SemiSort: true}, {FingerprintBits: 20}} {
+	for _, c := range []Config{{FingerprintBits: 12}, {FingerprintBits: 9, SemiSort: true}, {FingerprintBits: 13, SemiSort: true}, {FingerprintBits: 20}, {FingerprintBits: 12, MaxKicks: 1}, {FingerprintBits: 12, MaxKicks: 8}, {FingerprintBits: 12, MaxKicks: 32}} {
 		c.Seed = seed
 		f, _ := New(capacity, c)
 		n := fillUntilFull(t, f, seed)
@@ -702,6 +702,40 @@ func TestCapacityAfterOverfill(t *testing.T) {
 		for k := range held {
 			if !f.Contains(dynKey(buf, seed, k)) {
 				t.Fatalf("%s: key %d lost", cfgName(c), k)
+			}
+		}
+	}
+}
+
+// TestFailedDrainChangesNothing sets up a full stash in a filter whose count
+// is below the load New sizes for (as after deletes), with every slot of the
+// table taken so that no walk can succeed: each Insert tries to walk a
+// stashed entry home, fails, and returns ErrFull with the encoded filter,
+// the walks' random state included, as it was.
+func TestFailedDrainChangesNothing(t *testing.T) {
+	buf := make([]byte, 16)
+	for _, c := range []Config{{FingerprintBits: 12}, {FingerprintBits: 10, SemiSort: true}, {FingerprintBits: 12, MaxKicks: 1}} {
+		f, _ := NewBuckets(64, c)
+		r := rand.New(rand.NewPCG(1, 2))
+		for i := range f.t.m {
+			for range slots {
+				if !f.t.put(i, uint32(r.Uint64N(1<<f.fbits-1))+1) {
+					t.Fatal("setup: put failed")
+				}
+			}
+		}
+		for k := range stashSize {
+			fp := uint32(k + 1)
+			f.stash[k] = stashEntry{b: min(uint64(k), f.alt(uint64(k), fp)), fp: fp}
+		}
+		f.nstash, f.count = stashSize, 10
+		before, _ := f.MarshalBinary()
+		for i := range uint64(100) {
+			if err := f.Insert(dynKey(buf, 7, i)); err != ErrFull {
+				t.Fatalf("%s: insert %d into a full table: %v, want ErrFull", cfgName(c), i, err)
+			}
+			if after, _ := f.MarshalBinary(); string(after) != string(before) {
+				t.Fatalf("%s: insert %d failed but changed the filter", cfgName(c), i)
 			}
 		}
 	}
