@@ -103,8 +103,11 @@ func (c Config) normalize() (Config, error) {
 // is then at its limit, near 97% load) an insert tries a single eviction step
 // and fails fast instead of walking; but while the filter holds fewer keys
 // than the load New sizes its table for (deletes have emptied it since), it
-// first walks a stashed entry back into the table, so that the capacity New
-// promised holds however the filter got there.
+// first walks stashed entries back into the table, so that a filter filled
+// past its capacity and emptied below it takes keys again up to capacity.
+// (With 2- and 3-bit fingerprints a few crowded pairs of buckets can outlast
+// the deletes and keep an insert or two from going in: such narrow
+// fingerprints crowd a table far more than wider ones.)
 //
 // A Filter is a multiset of fingerprints: inserting a key twice stores two
 // copies, and eight copies of one key fit (two buckets of four; more only
@@ -243,18 +246,21 @@ const maxTableBytes = 1 << 46
 // minBuckets is the smallest table New makes.
 const minBuckets = 2
 
+// sizedLoad bounds from above the load bucketsFor sized a table of m buckets
+// for: below it, a filter holds fewer keys than New can have promised room
+// for. bucketsFor settles on its load at a bucket count one less than m, or m
+// itself, before rounding m up to even; saturationLoad does not rise with
+// the bucket count, so it is taken at m-1.
+func sizedLoad(f, kicks int, m uint64) float64 {
+	return min(walkLoad(f), kicksLoad(kicks), saturationLoad(f, float64(max(m, 2)-1)))
+}
+
 // bucketsFor returns the bucket count New uses for capacity keys of width f,
 // placed by walks of at most kicks evictions: enough slots for capacity at
 // the lowest of walkLoad, kicksLoad and saturationLoad,
 // plus two standard deviations' worth (small tables vary more in the load
 // they reach), rounded up to an even count so that the alternate bucket is
 // an involution without fixed points.
-// sizedLoad is the load bucketsFor sizes a table of m buckets for: below it,
-// a filter holds fewer keys than New promised room for.
-func sizedLoad(f, kicks int, m uint64) float64 {
-	return min(walkLoad(f), kicksLoad(kicks), saturationLoad(f, float64(m)))
-}
-
 func bucketsFor(capacity, f, kicks int) (uint64, bool) {
 	if capacity < 1 {
 		return 0, false
@@ -290,7 +296,8 @@ func bucketsFor(capacity, f, kicks int) (uint64, bool) {
 // deviations that matters only for small filters; below 200 Config.MaxKicks
 // it sizes for the lower load such short walks reach (see Config). Past
 // capacity, inserts go on succeeding until the table is about 97% full for
-// f >= 7 (at least 95%, or a point less in tables of a few dozen buckets)
+// f >= 7 (at least 95%; a point less in tables of a few dozen buckets, and
+// less again in tables of eight or fewer, where one bucket is a large share)
 // with the default MaxKicks, less far with fewer kicks or narrower
 // fingerprints (see Config). New returns an error
 // wrapping ErrConfig for capacity < 1, a table beyond MaxBuckets or 64 TiB,
@@ -478,10 +485,10 @@ func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 // drainStash makes room in a full stash when the filter holds fewer keys
 // than the load New sizes its table for: the table filled to its limit and
 // deletes have emptied it since, but a stashed entry leaves the stash only
-// when a delete frees a slot in its own pair of buckets. It walks one stashed
-// entry back into the table and reports whether it did; when it did not, the
-// filter is as it was (the walk's random state included), so that an insert
-// that then fails changes nothing.
+// when a delete frees a slot in its own pair of buckets. It walks stashed
+// entries back into the table, one after another until one goes, and reports
+// whether one did; when none did, the filter is as it was (the walks' random
+// state included), so that an insert that then fails changes nothing.
 func (f *Filter) drainStash() bool {
 	if f.sized == 0 {
 		f.sized = sizedLoad(int(f.fbits), f.maxKicks, f.t.m)
@@ -489,13 +496,14 @@ func (f *Filter) drainStash() bool {
 	if float64(f.count) >= f.sized*float64(slots*f.t.m) {
 		return false
 	}
-	k := f.nstash - 1
-	e := f.stash[k]
-	i1, i2 := e.b, f.alt(e.b, e.fp)
 	rng := f.rng
-	if f.t.put(i1, e.fp) || f.t.put(i2, e.fp) || f.walk(i1, i2, e.fp, false) {
-		f.unstash(k)
-		return true
+	for k := f.nstash - 1; k >= 0; k-- {
+		e := f.stash[k]
+		i1, i2 := e.b, f.alt(e.b, e.fp)
+		if f.t.put(i1, e.fp) || f.t.put(i2, e.fp) || f.walk(i1, i2, e.fp, false) {
+			f.unstash(k)
+			return true
+		}
 	}
 	f.rng = rng
 	return false

@@ -707,6 +707,38 @@ func TestCapacityAfterOverfill(t *testing.T) {
 	}
 }
 
+// TestSizedLoadCoversCapacity checks drainStash's threshold against New's
+// sizing: for every capacity New accepts, a filter holding fewer keys than
+// the capacity is below sizedLoad of the table New made. (Taken at the final,
+// even bucket count, saturationLoad fell below the load New sized for at
+// some capacities of narrow widths, such as 44092 at f = 5.)
+func TestSizedLoadCoversCapacity(t *testing.T) {
+	r := rand.New(rand.NewPCG(dynSeed(t), 5))
+	caps := []int{44092}
+	for c := 1; c <= 3000; c++ {
+		caps = append(caps, c)
+	}
+	for range 3000 {
+		caps = append(caps, 3000+int(r.Uint64N(1e7)))
+	}
+	if testing.Short() {
+		caps = caps[:1500]
+	}
+	for _, f := range []int{2, 3, 4, 5, 6, 8, 12} {
+		for _, kicks := range []int{1, 8, 32, DefaultMaxKicks} {
+			for _, c := range caps {
+				m, ok := bucketsFor(c, f, kicks)
+				if !ok {
+					t.Fatalf("bucketsFor(%d, %d, %d) failed", c, f, kicks)
+				}
+				if l := sizedLoad(f, kicks, m); l*float64(slots*m) < float64(c) {
+					t.Fatalf("f=%d, %d kicks, capacity %d: %d buckets, sizedLoad %.2f holds %.1f keys", f, kicks, c, m, l, l*float64(slots*m))
+				}
+			}
+		}
+	}
+}
+
 // TestFailedDrainChangesNothing sets up a full stash in a filter whose count
 // is below the load New sizes for (as after deletes), with every slot of the
 // table taken so that no walk can succeed: each Insert tries to walk a
