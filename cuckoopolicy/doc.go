@@ -36,11 +36,12 @@
 // block's fixed 40 bytes (padding and trailer) leave a small table too few
 // bits to stay at or below 0.97: below about 500 keys at B = 10, 700 at B =
 // 16, 1,500 at B = 24 and 10,000 at B = 32, the table is sized for load 0.97
-// (up to 1.0 for a few dozen keys at B = 4, where keys merge into shared
-// entries and the table is sized again for fewer) and the block takes more than B bits per key (12.6 for 100 keys at B = 10, 32.3 for
-// 1,000 keys at B = 32), as a bloom filter's block, rounded up to whole cache
-// lines, also does for few keys. B is
-// clamped to [MinBitsPerKey, MaxBitsPerKey] = [4, 32]; for every B in that
+// (a table of a few hundred keys or fewer can end up fuller, up to 1.0: when
+// keys merge into shared entries the table is sized again for fewer, and at
+// that size they may not merge) and the block takes more than B bits per key
+// (12.6 for 100 keys at B = 10, 32.3 for 1,000 keys at B = 32), as a bloom
+// filter's block, rounded up to whole cache lines, also does for few keys. B
+// is clamped to [MinBitsPerKey, MaxBitsPerKey] = [4, 32]; for every B in that
 // range the rule gives f = B:
 //
 //	B (bits/key)   f    load    FPR (theory)   bloom.FilterPolicy(B), measured
@@ -95,9 +96,10 @@
 // (in chunks of 8 KiB), a scratch table of 17 bytes per bucket for
 // fingerprints of up to 16 bits and 25 beyond, and 12 bytes for each key left
 // to the walks (room for a thirteenth of the keys is made at once). At the
-// loads FilterPolicy builds, that is 13.4 to 14.9 bytes per key for budgets up
+// loads FilterPolicy builds, that is 13.6 to 15.1 bytes per key for budgets up
 // to 16 bits, and 15.5 to 15.9 above (1M and 100k keys); at lower loads the
-// scratch table weighs more: 24 bytes per key at LoadFactor 0.25.
+// scratch table weighs more: at LoadFactor 0.25, 24 bytes per key up to 16
+// bits and 32 above.
 //
 // # Block format
 //

@@ -144,10 +144,10 @@ func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, buckets fu
 func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, seed uint64, f uint) (int, int) {
 	n := keys.Len()
 	if uint64(cap(*buf)) < m {
-		// Room for four growth steps (of m/256+1 buckets), so that a
-		// rebuild does not allocate: at 1M keys a build asked for load
-		// 0.98 (cuckoopolicy's highest) took none, 0.985 two and 0.99
-		// three. Past four, a rebuild allocates anew.
+		// Room for three growth steps (of m/256+1 buckets each, compounding),
+		// so that a rebuild does not allocate: at 1M keys a build asked for
+		// load 0.98 (cuckoopolicy's highest) took none, 0.985 two and 0.99
+		// three. Past three, a rebuild allocates anew.
 		*buf = make([]slotSet[F], m, m+m/64+4)
 	} else {
 		*buf = (*buf)[:m]

@@ -123,10 +123,10 @@ func (g *Growing) grow() error {
 // Insert adds one copy of key, adding a stage when the newest is full. It
 // returns an error wrapping ErrFull only when no stage can be added: the
 // 63rd, a stage beyond MaxBuckets or the 64 TiB table limit, or one that
-// would need fingerprints wider than 32 bits (after 29 - log2(1/maxFPR)
-// stages, rounded down: 9 at maxFPR = 1e-6). A stage that is within those limits but larger than the memory
-// the machine has fails as any Go allocation does: the runtime ends the
-// process.
+// would need fingerprints wider than 32 bits (after 28 - log2(1/maxFPR)
+// stages, rounded up: 9 at maxFPR = 1e-6, 8 at 2^-20). A stage that is
+// within those limits but larger than the memory the machine has fails as
+// any Go allocation does: the runtime ends the process.
 func (g *Growing) Insert(key []byte) error { return g.InsertHash(Hash(key)) }
 
 // InsertHash is Insert for a key whose Hash is h.

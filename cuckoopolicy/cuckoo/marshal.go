@@ -62,8 +62,8 @@ func corrupt(format string, args ...any) error {
 // when the table is beyond the 3.6 GB or so that snappy's block format
 // takes), and a checksum. A sparse filter encodes to a fraction of its table
 // size; a full one to about f/LoadFactor bits per key, (f-1)/LoadFactor
-// semi-sorted (4/LoadFactor for f = 2 and 3, which are stored in 4-bit
-// slots). The returned slice is new; the error is always nil.
+// semi-sorted (at most 4/LoadFactor for f = 2 and 3, which are stored in
+// 4-bit slots). The returned slice is new; the error is always nil.
 func (f *Filter) MarshalBinary() ([]byte, error) {
 	var raw []byte
 	if f.t.m > 0 {
