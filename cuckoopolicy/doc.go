@@ -77,7 +77,8 @@
 // a block too short, a wrong magic, an unknown version or flag, a nonzero
 // reserved byte, a trailer whose check field does not match, a width outside
 // [4, 32], a table length that does not match the bucket count, a key count
-// above the table's 4m slots, or a filter type other than pebble.TableFilter. Answering "absent" for a present key would lose data;
+// above the table's 4m slots, or a filter type other than
+// pebble.TableFilter. Answering "absent" for a present key would lose data;
 // answering "present" costs one block read.
 //
 // # Writing
@@ -144,12 +145,13 @@
 // bits each, in sorted order. Slot 0 holds the smallest nibble, and tuples
 // are ranked by slot 0's nibble first, then slot 1's, and so on: code 0 is
 // (0, 0, 0, 0), code 1 (0, 0, 0, 1), code 15 (0, 0, 0, 15), code 16
-// (0, 0, 1, 1), code 3875 (15, 15, 15, 15). Fingerprints with equal nibbles may come in
-// any order (the writer orders them by their high parts; readers compare all
-// four). Fingerprint 0 marks an empty slot. Codes 3876 to 4095 are never
-// written: a bucket that holds one is damaged, like any other damage to the
-// bucket array (see below), and what a lookup finds in it is unspecified
-// (this package finds no fingerprint there at widths up to 16 bits).
+// (0, 0, 1, 1), code 3875 (15, 15, 15, 15). Fingerprints with equal nibbles
+// may come in any order (the writer orders them by their high parts; readers
+// compare all four). Fingerprint 0 marks an empty slot. Codes 3876 to 4095
+// are never written: a bucket that holds one is damaged, like any other
+// damage to the bucket array (see below), and what a lookup finds in it is
+// unspecified (this package finds no fingerprint there at widths up to 16
+// bits).
 //
 // For a key with 64-bit xxhash h (arithmetic mod 2^64; hi64(a*b) is the high
 // word of the 128-bit product):
