@@ -1,0 +1,5 @@
+//go:build !race
+
+package cuckoopolicy
+
+const raceEnabled = false
