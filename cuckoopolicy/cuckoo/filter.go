@@ -556,12 +556,6 @@ func (f *Filter) walk(i1, i2 uint64, fp uint32, stash bool) bool {
 	return false
 }
 
-// saturatedHash is saturated for the key whose Hash is h; t.m > 0.
-func (f *Filter) saturatedHash(h uint64) bool {
-	i1, i2, fp := f.addr(h)
-	return f.saturated(i1, i2, fp)
-}
-
 // saturated reports whether all eight slots of the pair hold fp: no walk
 // can make room, since every copy can only move within the pair.
 func (f *Filter) saturated(i1, i2 uint64, fp uint32) bool {
@@ -585,10 +579,13 @@ func (f *Filter) ContainsHash(h uint64) bool {
 		return false
 	}
 	i1, i2, fp := f.addr(h)
-	if f.t.contains(i1, i2, fp) {
-		return true
-	}
-	return f.nstash > 0 && f.stashIndex(min(i1, i2), fp) >= 0
+	return f.t.contains(i1, i2, fp) || f.stashed(min(i1, i2), fp)
+}
+
+// stashed reports whether the stash holds fp for the pair whose lower bucket
+// is lo.
+func (f *Filter) stashed(lo uint64, fp uint32) bool {
+	return f.nstash > 0 && f.stashIndex(lo, fp) >= 0
 }
 
 func (f *Filter) stashIndex(lo uint64, fp uint32) int {

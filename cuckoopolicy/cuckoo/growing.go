@@ -136,21 +136,21 @@ func (g *Growing) InsertHash(h uint64) error {
 	}
 	for k := range g.stages {
 		s := &g.stages[k]
-		if !s.f.ContainsHash(h) {
+		i1, i2, fp := s.f.addr(h)
+		if !s.f.t.contains(i1, i2, fp) && !s.f.stashed(min(i1, i2), fp) {
 			continue
 		}
 		if !s.full {
-			if s.f.InsertHash(h) == nil {
+			if s.f.insert(i1, i2, fp) == nil {
 				g.count++
 				return nil
 			}
 			// A ninth copy of one key fails because the key's two buckets
 			// hold eight copies already, not because the stage is full:
 			// newer keys must still go to it.
-			s.full = !s.f.saturatedHash(h)
+			s.full = !s.f.saturated(i1, i2, fp)
 		}
-		lo, fp := s.f.class(h)
-		g.extra[classKey{k, lo, fp}]++
+		g.extra[classKey{k, min(i1, i2), fp}]++
 		g.count++
 		return nil
 	}
