@@ -412,14 +412,6 @@ func fmix64(x uint64) uint64 {
 	return x
 }
 
-// class returns the identity of the fingerprint the key with hash h stores:
-// its fingerprint and the lower of its two buckets. Keys of one class are
-// indistinguishable to the filter; t.m > 0.
-func (f *Filter) class(h uint64) (lo uint64, fp uint32) {
-	i1, i2, fp := f.addr(h)
-	return min(i1, i2), fp
-}
-
 // Insert adds one copy of key. It returns ErrFull, and leaves the filter
 // unchanged, when the key cannot be placed.
 func (f *Filter) Insert(key []byte) error { return f.InsertHash(Hash(key)) }
@@ -608,6 +600,12 @@ func (f *Filter) DeleteHash(h uint64) bool {
 		return false
 	}
 	i1, i2, fp := f.addr(h)
+	return f.delete(i1, i2, fp)
+}
+
+// delete removes one copy of fingerprint fp from buckets i1 and i2 or the
+// stash, and reports whether it found one.
+func (f *Filter) delete(i1, i2 uint64, fp uint32) bool {
 	if f.nstash > 0 {
 		if k := f.stashIndex(min(i1, i2), fp); k >= 0 {
 			f.unstash(k)

@@ -876,3 +876,11 @@ func BenchmarkFilter(b *testing.B) {
 		})
 	}
 }
+
+// class returns the identity of the fingerprint the key with hash h stores:
+// its fingerprint and the lower of its two buckets. Keys of one class are
+// indistinguishable to the filter; t.m > 0.
+func (f *Filter) class(h uint64) (lo uint64, fp uint32) {
+	i1, i2, fp := f.addr(h)
+	return min(i1, i2), fp
+}

@@ -195,12 +195,13 @@ func (g *Growing) Delete(key []byte) bool { return g.DeleteHash(Hash(key)) }
 func (g *Growing) DeleteHash(h uint64) bool {
 	for k := range g.stages {
 		s := &g.stages[k]
-		if !s.f.ContainsHash(h) {
+		i1, i2, fp := s.f.addr(h)
+		lo := min(i1, i2)
+		if !s.f.t.contains(i1, i2, fp) && !s.f.stashed(lo, fp) {
 			continue
 		}
 		// Copies counted in the side table go first, so that the class
 		// keeps a stored fingerprint while any copy is live.
-		lo, fp := s.f.class(h)
 		ck := classKey{k, lo, fp}
 		if n := g.extra[ck]; n > 0 {
 			if n == 1 {
@@ -211,7 +212,7 @@ func (g *Growing) DeleteHash(h uint64) bool {
 			g.count--
 			return true
 		}
-		if s.f.DeleteHash(h) {
+		if s.f.delete(i1, i2, fp) {
 			s.full = false
 			g.count--
 			return true
