@@ -22,7 +22,9 @@ func memIndex(i uint64) uint64 { return i * 0x9e3779b97f4a7c15 >> (64 - 24) }
 
 // BenchmarkMemoryLoads separates what a filter lookup far beyond the cache
 // pays for, without any filter: one op is one "lookup" made of random 8-byte
-// loads from a 128 MB buffer.
+// loads from a 128 MB buffer. Sub-benchmarks are named
+// lookups=independent or lookups=dependent, then loads= one of the cases
+// below.
 //
 //   - independent: op i+1 does not wait for op i, as in MayContain's
 //     benchmark loops, so the processor overlaps the misses of several ops
@@ -67,7 +69,7 @@ func BenchmarkMemoryLoads(b *testing.B) {
 	const mask = memWords - 1
 	// Each case spells out its own loop: an op passed as a function value
 	// would add a call to every op and change what is measured.
-	b.Run("independent/one", func(b *testing.B) {
+	b.Run("lookups=independent/loads=one", func(b *testing.B) {
 		var s, i uint64
 		for b.Loop() {
 			s += buf[memIndex(i)&mask]
@@ -75,7 +77,7 @@ func BenchmarkMemoryLoads(b *testing.B) {
 		}
 		memSink = s
 	})
-	b.Run("independent/two-same-16B", func(b *testing.B) {
+	b.Run("lookups=independent/loads=two-same-16B", func(b *testing.B) {
 		var s, i uint64
 		for b.Loop() {
 			w := memIndex(i) & mask
@@ -84,7 +86,7 @@ func BenchmarkMemoryLoads(b *testing.B) {
 		}
 		memSink = s
 	})
-	b.Run("independent/two-far", func(b *testing.B) {
+	b.Run("lookups=independent/loads=two-far", func(b *testing.B) {
 		var s, i uint64
 		for b.Loop() {
 			s += buf[memIndex(i)&mask] ^ buf[memIndex(^i)&mask]
@@ -92,7 +94,7 @@ func BenchmarkMemoryLoads(b *testing.B) {
 		}
 		memSink = s
 	})
-	b.Run("independent/six-same-line", func(b *testing.B) {
+	b.Run("lookups=independent/loads=six-same-line", func(b *testing.B) {
 		var s, i uint64
 		for b.Loop() {
 			w := memIndex(i) & mask &^ 7
@@ -106,7 +108,7 @@ func BenchmarkMemoryLoads(b *testing.B) {
 	// fold of XORs for this reason): four words read from one hot line,
 	// folded by shifts, rotations and XORs, and a compare.
 	trailer := [4]uint64{1 << 20, 3, 5<<32 | 7, 9}
-	b.Run("independent/one-plus-alu", func(b *testing.B) {
+	b.Run("lookups=independent/loads=one-plus-alu", func(b *testing.B) {
 		var s, i uint64
 		for b.Loop() {
 			m, seed, kc, w := trailer[0], trailer[1], trailer[2], trailer[3]
@@ -129,7 +131,7 @@ func BenchmarkMemoryLoads(b *testing.B) {
 	// load waits for the hash's chain of multiplies, as a lookup's do.
 	keys := KeyGen{Seed: 1, Width: ShortKeyLen}.Set(0, 1<<20)
 	const keyMask = 1<<20 - 1
-	b.Run("independent/key-then-one", func(b *testing.B) {
+	b.Run("lookups=independent/loads=key-then-one", func(b *testing.B) {
 		var s, i uint64
 		for b.Loop() {
 			k := keys.At(int(i & keyMask))
@@ -138,7 +140,7 @@ func BenchmarkMemoryLoads(b *testing.B) {
 		}
 		memSink = s
 	})
-	b.Run("independent/hash-then-one", func(b *testing.B) {
+	b.Run("lookups=independent/loads=hash-then-one", func(b *testing.B) {
 		var s, i uint64
 		for b.Loop() {
 			s += cuckoo.Hash(keys.At(int(i&keyMask))) + buf[memIndex(i)&mask]
@@ -146,7 +148,7 @@ func BenchmarkMemoryLoads(b *testing.B) {
 		}
 		memSink = s
 	})
-	b.Run("independent/one-at-hash", func(b *testing.B) {
+	b.Run("lookups=independent/loads=one-at-hash", func(b *testing.B) {
 		var s, i uint64
 		for b.Loop() {
 			h := cuckoo.Hash(keys.At(int(i & keyMask)))
@@ -155,7 +157,7 @@ func BenchmarkMemoryLoads(b *testing.B) {
 		}
 		memSink = s
 	})
-	b.Run("independent/two-far-at-hash", func(b *testing.B) {
+	b.Run("lookups=independent/loads=two-far-at-hash", func(b *testing.B) {
 		var s, i uint64
 		for b.Loop() {
 			h := cuckoo.Hash(keys.At(int(i & keyMask)))
@@ -164,7 +166,7 @@ func BenchmarkMemoryLoads(b *testing.B) {
 		}
 		memSink = s
 	})
-	b.Run("dependent/one", func(b *testing.B) {
+	b.Run("lookups=dependent/loads=one", func(b *testing.B) {
 		var j, i uint64
 		for b.Loop() {
 			j = buf[memIndex(i+j)&mask] & 1
@@ -172,7 +174,7 @@ func BenchmarkMemoryLoads(b *testing.B) {
 		}
 		memSink = j
 	})
-	b.Run("dependent/two-far", func(b *testing.B) {
+	b.Run("lookups=dependent/loads=two-far", func(b *testing.B) {
 		var j, i uint64
 		for b.Loop() {
 			j = (buf[memIndex(i+j)&mask] ^ buf[memIndex(^(i+j))&mask]) & 1
