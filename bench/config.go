@@ -102,7 +102,8 @@ func Tiny() Config {
 	}
 }
 
-// Quick finishes in about three minutes on two cores.
+// Quick finishes in about three minutes on two idle cores, five when they
+// are shared.
 func Quick() Config {
 	return Config{
 		Mode: "quick", Seed: 1,

@@ -1,7 +1,7 @@
 // Command report measures the cuckoo filter policy against Pebble's bloom
 // filter and other filters and writes DIR/REPORT.md with PNG plots.
 //
-//	go run ./bench/cmd/report -quick -out /tmp/report   # about 3 minutes on 2 cores
+//	go run ./bench/cmd/report -quick -out /tmp/report   # about 3 minutes on 2 idle cores, 5 busy
 //	go run ./bench/cmd/report -out /tmp/report          # the paper's scale: hours
 //
 // A progress line goes to stderr during long phases.
@@ -29,7 +29,7 @@ func main() {
 func run(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	quick := fs.Bool("quick", false, "a run of about three minutes on two cores")
+	quick := fs.Bool("quick", false, "a run of about three minutes on two idle cores (five on busy ones)")
 	tiny := fs.Bool("tiny", false, "a run of seconds, for smoke tests")
 	out := fs.String("out", "", "directory for REPORT.md and the plots (required)")
 	only := fs.String("only", "", "comma-separated sections to run: "+strings.Join(bench.Sections, ","))
