@@ -21,6 +21,24 @@ type curve struct {
 	gray   bool
 }
 
+// palette colours the curves of a plot in order: nine of the Tableau 10
+// colours and three more, so that each of the FPR plot's curves gets
+// their own (plotutil's palette has seven and repeats).
+var palette = []color.Color{
+	color.RGBA{31, 119, 180, 255},  // blue
+	color.RGBA{214, 39, 40, 255},   // red
+	color.RGBA{44, 160, 44, 255},   // green
+	color.RGBA{255, 127, 14, 255},  // orange
+	color.RGBA{148, 103, 189, 255}, // purple
+	color.RGBA{140, 86, 75, 255},   // brown
+	color.RGBA{227, 119, 194, 255}, // pink
+	color.RGBA{23, 190, 207, 255},  // cyan
+	color.RGBA{188, 189, 34, 255},  // olive
+	color.RGBA{0, 0, 128, 255},     // navy
+	color.RGBA{0, 128, 128, 255},   // teal
+	color.RGBA{0, 0, 0, 255},       // black
+}
+
 // legend positions.
 const (
 	legendTopRight = iota
@@ -77,7 +95,7 @@ func savePlot(dir, file, title, xlabel, ylabel string, logY bool, legend int, xs
 		if len(xy) == 0 {
 			continue
 		}
-		col := plotutil.Color(i)
+		col := palette[i%len(palette)]
 		if c.points {
 			s, err := plotter.NewScatter(xy)
 			if err != nil {
