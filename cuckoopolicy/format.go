@@ -236,9 +236,10 @@ func Inspect(filter []byte) (Info, error) {
 // Info describes a filter block, as Inspect decodes it. Keys counts the
 // entries the builder placed: one per distinct key hash, except that hashes
 // which map to the same two buckets and the same fingerprint share one entry
-// (the filter cannot tell them apart). With 10-bit fingerprints that merges
-// about one pair in a hundred filters; with 4-bit ones, several keys a
-// thousand.
+// (the filter cannot tell them apart). Of n keys in m buckets of f-bit
+// fingerprints about n²/(2·m·min(m, 16383)·(2^f-1)) pairs merge: six keys
+// in a million for FilterPolicy(4) at 1M keys (measured: 19 in five
+// filters), and one pair in ten filters of 1M keys for FilterPolicy(10).
 type Info struct {
 	FingerprintBits int     // bits per fingerprint, 4 to 32
 	SemiSorted      bool    // buckets are semi-sorted (4f-4 bits each)
