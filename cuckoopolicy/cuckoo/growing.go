@@ -51,7 +51,8 @@ type growStage struct {
 	full bool
 }
 
-// classKey names a fingerprint class of one stage (see Filter.class).
+// classKey names a fingerprint class of one stage: the fingerprint and the
+// lower of its two buckets, which keys of one class share.
 type classKey struct {
 	stage int
 	lo    uint64
