@@ -98,13 +98,18 @@ func MeasureBuild(c Config, pr *progress) (*BuildResult, error) {
 		for rep := range 5 { // interleaved, so noise spreads over all kinds
 			for i, k := range kinds {
 				pr.Stage("build %d/5: %s, %d keys of %d bytes", rep+1, k.Name, n, width)
-				// A cold build, then a warm one, each after a GC: the first
-				// pays for memory the other filters' builds left behind
-				// (page faults on fresh pages, pools emptied by the GC), the
-				// second reuses what the first left (one GC keeps pooled
-				// objects, and the heap keeps its pages).
+				// A cold build after two GCs, then a warm one after one:
+				// the first pays for memory the other filters' builds left
+				// behind (page faults on fresh pages, pools emptied: one GC
+				// moves pooled objects to the victim cache, the second
+				// drops them; with one, a cuckoo build found the pools the
+				// previous cuckoo kind had filled), the second reuses what
+				// the first left (the heap keeps its pages).
 				for warm := range 2 {
 					runtime.GC()
+					if warm == 0 {
+						runtime.GC()
+					}
 					var before, after runtime.MemStats
 					runtime.ReadMemStats(&before)
 					start := time.Now()

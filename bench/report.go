@@ -432,6 +432,8 @@ func cpuCaches() []cpuCache {
 			unit, size = 1<<10, strings.TrimSuffix(size, "K")
 		case strings.HasSuffix(size, "M"):
 			unit, size = 1<<20, strings.TrimSuffix(size, "M")
+		case strings.HasSuffix(size, "G"):
+			unit, size = 1<<30, strings.TrimSuffix(size, "G")
 		}
 		n, err2 := strconv.ParseInt(size, 10, 64)
 		if err != nil || err2 != nil || n <= 0 {
@@ -439,7 +441,7 @@ func cpuCaches() []cpuCache {
 		}
 		cs = append(cs, cpuCache{level: level, kind: read("type"), bytes: n * unit})
 	}
-	slices.SortFunc(cs, func(a, b cpuCache) int { return a.level - b.level })
+	slices.SortStableFunc(cs, func(a, b cpuCache) int { return a.level - b.level })
 	return cs
 }
 
@@ -455,6 +457,8 @@ func lastLevelCache() int64 {
 // mb formats a byte count in binary units.
 func mb(n int64) string {
 	switch {
+	case n >= 1<<30:
+		return strconv.FormatFloat(float64(n)/(1<<30), 'g', 4, 64) + " GiB"
 	case n >= 1<<20:
 		return strconv.FormatFloat(float64(n)/(1<<20), 'g', 4, 64) + " MiB"
 	default:
@@ -771,9 +775,9 @@ func (r *Report) writeBuild(b *strings.Builder) {
 		return
 	}
 	b.WriteString("Keys come from one flat buffer (generation not timed); the writer's AddKey for every key, then " +
-		"Finish. Five rounds interleave the filters; in each, a filter is built twice, each time after a GC: *cold* is the first " +
-		"of the two, which finds the memory the other filters' builds left (fresh pages to fault in, pools the GC " +
-		"emptied), *warm* the second, which reuses what the first left, as back-to-back builds of sstables do. " +
+		"Finish. Five rounds interleave the filters; in each, a filter is built twice: *cold* is the first " +
+		"of the two, after two GCs, which finds the memory the other filters' builds left (fresh pages to fault in, pools the GCs " +
+		"emptied), *warm* the second, after one GC, which reuses what the first left, as back-to-back builds of sstables do. " +
 		"Both are the fastest of the 5 rounds; keys/s, ns/key and the throughput ratio are warm. A filter that " +
 		"allocates more per key pays more when cold. *alloc B/key* is runtime.MemStats.TotalAlloc after minus before, over the keys: every " +
 		"byte allocated during the build, freed or not, the output included, for the build that allocated most " +
