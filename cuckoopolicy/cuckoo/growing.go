@@ -138,7 +138,7 @@ func (g *Growing) InsertHash(h uint64) error {
 	for k := range g.stages {
 		s := &g.stages[k]
 		i1, i2, fp := s.f.addr(h)
-		if !s.f.t.contains(i1, i2, fp) && !s.f.stashed(min(i1, i2), fp) {
+		if !s.f.holds(i1, i2, fp) {
 			continue
 		}
 		if !s.full {
@@ -197,13 +197,12 @@ func (g *Growing) DeleteHash(h uint64) bool {
 	for k := range g.stages {
 		s := &g.stages[k]
 		i1, i2, fp := s.f.addr(h)
-		lo := min(i1, i2)
-		if !s.f.t.contains(i1, i2, fp) && !s.f.stashed(lo, fp) {
+		if !s.f.holds(i1, i2, fp) {
 			continue
 		}
 		// Copies counted in the side table go first, so that the class
 		// keeps a stored fingerprint while any copy is live.
-		ck := classKey{k, lo, fp}
+		ck := classKey{k, min(i1, i2), fp}
 		if n := g.extra[ck]; n > 0 {
 			if n == 1 {
 				delete(g.extra, ck)
