@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gonum.org/v1/plot/plotter"
@@ -415,8 +416,8 @@ type cpuCache struct {
 	bytes int64
 }
 
-// cpuCaches reads CPU 0's caches from Linux's sysfs; nil elsewhere.
-func cpuCaches() []cpuCache {
+// cpuCaches reads CPU 0's caches from Linux's sysfs, once; nil elsewhere.
+var cpuCaches = sync.OnceValue(func() []cpuCache {
 	var cs []cpuCache
 	dirs, _ := filepath.Glob("/sys/devices/system/cpu/cpu0/cache/index[0-9]*")
 	for _, d := range dirs {
@@ -443,7 +444,7 @@ func cpuCaches() []cpuCache {
 	}
 	slices.SortStableFunc(cs, func(a, b cpuCache) int { return a.level - b.level })
 	return cs
-}
+})
 
 // lastLevelCache returns the size of CPU 0's largest cache level, or 0.
 func lastLevelCache() int64 {
@@ -454,8 +455,8 @@ func lastLevelCache() int64 {
 	return llc
 }
 
-// mb formats a byte count in binary units.
-func mb(n int64) string {
+// binarySize formats a byte count in KiB, MiB or GiB.
+func binarySize(n int64) string {
 	switch {
 	case n >= 1<<30:
 		return strconv.FormatFloat(float64(n)/(1<<30), 'g', 4, 64) + " GiB"
@@ -505,7 +506,7 @@ func machine(rev string) string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "L%d %s %s", c.level, strings.ToLower(c.kind), mb(c.bytes))
+			fmt.Fprintf(&b, "L%d %s %s", c.level, strings.ToLower(c.kind), binarySize(c.bytes))
 		}
 	}
 	b.WriteString("\n")
@@ -740,7 +741,7 @@ func (r *Report) writeLookup(b *strings.Builder, plot plotFunc) {
 			}
 		}
 		if llc := lastLevelCache(); llc > 0 && first.FilterBytes > 0 {
-			fmt.Fprintf(b, " cuckoo's filter is %.3gx the last-level cache (%s).", float64(first.FilterBytes)/float64(llc), mb(llc))
+			fmt.Fprintf(b, " cuckoo's filter is %.3gx the last-level cache (%s).", float64(first.FilterBytes)/float64(llc), binarySize(llc))
 		}
 		b.WriteString("\n\n")
 		for _, p := range ps {
