@@ -38,7 +38,8 @@
 // past that, inserts keep succeeding until the table is about 97% full. Growing
 // chains Filters of growing size and fingerprint width when the number of
 // keys is not known in advance, with a false-positive bound that holds
-// however far it grows. Concurrent is a Filter behind a lock.
+// however far it grows; it saves with MarshalBinary too. Concurrent is a
+// Filter behind a lock.
 //
 // With f-bit fingerprints at load a, the false-positive rate is about
 // 8a/2^f and a key costs f/a bits, f-1 semi-sorted (Fan et al., section 5).

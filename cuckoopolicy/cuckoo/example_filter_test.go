@@ -1,6 +1,7 @@
 package cuckoo_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -87,6 +88,33 @@ func ExampleGrowing() {
 	// Output:
 	// 5000 7
 	// true true
+}
+
+func ExampleGrowing_MarshalBinary() {
+	g, _ := cuckoo.NewGrowing(100, 0.01, cuckoo.Config{})
+	for i := range 1000 {
+		g.Insert([]byte("event-" + strconv.Itoa(i)))
+	}
+	data, _ := g.MarshalBinary()
+
+	var h cuckoo.Growing
+	if err := h.UnmarshalBinary(data); err != nil {
+		panic(err)
+	}
+	fmt.Println(h.Count(), h.Stages(), h.Contains([]byte("event-500")))
+	// The decoded filter goes on as the original would.
+	h.Insert([]byte("event-1000"))
+	g.Insert([]byte("event-1000"))
+	a, _ := g.MarshalBinary()
+	b, _ := h.MarshalBinary()
+	fmt.Println(bytes.Equal(a, b))
+
+	data[len(data)/2] ^= 1
+	fmt.Println(errors.Is(h.UnmarshalBinary(data), cuckoo.ErrCorrupt))
+	// Output:
+	// 1000 4 true
+	// true
+	// true
 }
 
 func ExampleConcurrent() {

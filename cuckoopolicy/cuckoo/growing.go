@@ -91,33 +91,43 @@ func stageBound(m uint64, f int) float64 {
 	return 2 * float64(slots*m+stashSize) / (float64(m) * float64(uint64(1)<<f-1))
 }
 
-// grow appends a stage: capacity << k keys, the narrowest fingerprint whose
-// stageBound fits maxFPR/2^(k+1).
+// grow appends a stage (see stage).
 func (g *Growing) grow() error {
 	k := len(g.stages)
+	m, c, err := g.stage(k)
+	if err != nil {
+		return err
+	}
+	f := new(Filter)
+	if err := f.init(m, c); err != nil {
+		return fmt.Errorf("%w: growing filter cannot add stage %d: %v", ErrFull, k, err)
+	}
+	g.stages = append(g.stages, growStage{f: f})
+	return nil
+}
+
+// stage returns the bucket count and configuration of stage k: capacity << k
+// keys, the narrowest fingerprint whose stageBound fits maxFPR/2^(k+1), seed
+// cfg.Seed+k. It allocates nothing.
+func (g *Growing) stage(k int) (uint64, Config, error) {
 	if k >= 62 || g.capacity > math.MaxInt>>k {
-		return fmt.Errorf("%w: growing filter cannot add stage %d", ErrFull, k)
+		return 0, Config{}, fmt.Errorf("%w: growing filter cannot add stage %d", ErrFull, k)
 	}
 	capacity := g.capacity << k
 	budget := math.Ldexp(g.maxFPR, -(k + 1))
 	for fb := MinFingerprintBits; fb <= MaxFingerprintBits; fb++ {
 		m, ok := bucketsFor(capacity, fb, g.cfg.MaxKicks)
 		if !ok {
-			return fmt.Errorf("%w: growing filter cannot add stage %d of %d keys", ErrFull, k, capacity)
+			return 0, Config{}, fmt.Errorf("%w: growing filter cannot add stage %d of %d keys", ErrFull, k, capacity)
 		}
 		if stageBound(m, fb) > budget {
 			continue
 		}
 		c := g.cfg
 		c.FingerprintBits, c.Seed = fb, g.cfg.Seed+uint64(k)
-		f := new(Filter)
-		if err := f.init(m, c); err != nil {
-			return fmt.Errorf("%w: growing filter cannot add stage %d: %v", ErrFull, k, err)
-		}
-		g.stages = append(g.stages, growStage{f: f})
-		return nil
+		return m, c, nil
 	}
-	return fmt.Errorf("%w: stage %d would need fingerprints wider than %d bits to stay within %v",
+	return 0, Config{}, fmt.Errorf("%w: stage %d would need fingerprints wider than %d bits to stay within %v",
 		ErrFull, k, MaxFingerprintBits, g.maxFPR)
 }
 

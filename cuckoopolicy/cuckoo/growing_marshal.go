@@ -1,0 +1,242 @@
+package cuckoo
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// The encoding of a Growing (MarshalBinary), all integers little-endian:
+//
+//	offset  size  field
+//	0       4     magic "CKDG"
+//	4       1     version (1)
+//	5       1     flags: bit 0 semi-sorted
+//	6       2     zero
+//	8       8     false-positive bound (NewGrowing's maxFPR), IEEE 754 binary64
+//	16      ...   uvarints: the first stage's capacity, max kicks, seed,
+//	              stages k, count
+//	        ...   k stages, each: one byte (1 if the stage is marked full,
+//	              else 0), a uvarint length, the stage's Filter encoding
+//	              (MarshalBinary, with its own checksum)
+//	        ...   uvarint e, then e side-table entries in increasing order of
+//	              (stage, bucket, fingerprint), each four uvarints: stage,
+//	              the lower bucket of the class, fingerprint, copies
+//	end-8   8     xxhash64 of every byte before it
+//
+// A zero Growing encodes with every field zero and no stages. A decoder
+// refuses anything else that is inconsistent: a bound outside (0, 0.5], a
+// capacity below 1, max kicks outside [1, MaxKicksLimit], a stage that does
+// not decode or whose bucket count, width, layout, seed or max kicks differ
+// from those NewGrowing and Insert give stage k, side-table entries out of
+// order, out of range, with no copies or for a class the stage does not
+// hold, and a count other than the stages' counts plus the side table's
+// copies.
+const (
+	growMagic   = "CKDG"
+	growVersion = 1
+)
+
+// MarshalBinary encodes the filter (see the format above growMagic in
+// growing_marshal.go): the parameters given to NewGrowing, each stage's
+// Filter encoding (snappy-compressed tables) and the side table. Decoding
+// it gives a Growing that behaves as this one does, operation for
+// operation. The returned slice is new; the error is always nil.
+func (g *Growing) MarshalBinary() ([]byte, error) {
+	out := make([]byte, 16, 64)
+	copy(out, growMagic)
+	out[4] = growVersion
+	if g.cfg.SemiSort {
+		out[5] = flagSemi
+	}
+	binary.LittleEndian.PutUint64(out[8:], math.Float64bits(g.maxFPR))
+	for _, v := range []uint64{uint64(g.capacity), uint64(g.cfg.MaxKicks), g.cfg.Seed, uint64(len(g.stages)), uint64(g.count)} {
+		out = binary.AppendUvarint(out, v)
+	}
+	for _, s := range g.stages {
+		full := byte(0)
+		if s.full {
+			full = 1
+		}
+		enc, err := s.f.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, full)
+		out = binary.AppendUvarint(out, uint64(len(enc)))
+		out = append(out, enc...)
+	}
+	keys := make([]classKey, 0, len(g.extra))
+	for ck := range g.extra {
+		keys = append(keys, ck)
+	}
+	slices.SortFunc(keys, compareClass)
+	out = binary.AppendUvarint(out, uint64(len(keys)))
+	for _, ck := range keys {
+		out = binary.AppendUvarint(out, uint64(ck.stage))
+		out = binary.AppendUvarint(out, ck.lo)
+		out = binary.AppendUvarint(out, uint64(ck.fp))
+		out = binary.AppendUvarint(out, uint64(g.extra[ck]))
+	}
+	return binary.LittleEndian.AppendUint64(out, xxhash.Sum64(out)), nil
+}
+
+func compareClass(a, b classKey) int {
+	return cmp.Or(cmp.Compare(a.stage, b.stage), cmp.Compare(a.lo, b.lo), cmp.Compare(a.fp, b.fp))
+}
+
+// UnmarshalBinary replaces the filter with the one data encodes; it works on
+// a zero Growing. On an error, which wraps ErrCorrupt, the filter is
+// unchanged. It never panics, and it allocates no more than the stages'
+// tables describe: at most about 22 bytes per byte of data.
+func (g *Growing) UnmarshalBinary(data []byte) error {
+	d, err := decodeGrowing(data)
+	if err != nil {
+		return err
+	}
+	*g = d
+	return nil
+}
+
+// growReader reads the uvarints and byte strings of a Growing's encoding.
+type growReader struct {
+	rest []byte
+	bad  bool
+}
+
+func (r *growReader) uvarint() uint64 {
+	x, n := binary.Uvarint(r.rest)
+	if n <= 0 {
+		r.bad = true
+		return 0
+	}
+	r.rest = r.rest[n:]
+	return x
+}
+
+func (r *growReader) bytes(n uint64) []byte {
+	if r.bad || n > uint64(len(r.rest)) {
+		r.bad = true
+		return nil
+	}
+	b := r.rest[:n]
+	r.rest = r.rest[n:]
+	return b
+}
+
+func decodeGrowing(data []byte) (Growing, error) {
+	var g Growing
+	if len(data) < 16+checksumLen {
+		return g, corrupt("%d bytes is too short", len(data))
+	}
+	if string(data[:4]) != growMagic {
+		return g, corrupt("bad magic %q", data[:4])
+	}
+	if data[4] != growVersion {
+		return g, corrupt("unknown version %d", data[4])
+	}
+	body := data[:len(data)-checksumLen]
+	if sum := binary.LittleEndian.Uint64(data[len(body):]); sum != xxhash.Sum64(body) {
+		return g, corrupt("checksum mismatch")
+	}
+	flags := body[5]
+	if flags&^flagSemi != 0 || body[6] != 0 || body[7] != 0 {
+		return g, corrupt("unknown flags %#x %#x %#x", flags, body[6], body[7])
+	}
+	maxFPR := math.Float64frombits(binary.LittleEndian.Uint64(body[8:]))
+	r := growReader{rest: body[16:]}
+	capacity, kicks, seed, k, count := r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint()
+	if r.bad {
+		return g, corrupt("truncated header")
+	}
+	if k == 0 {
+		if flags != 0 || maxFPR != 0 || math.Signbit(maxFPR) || capacity != 0 || kicks != 0 || seed != 0 || count != 0 ||
+			r.uvarint() != 0 || r.bad || len(r.rest) != 0 {
+			return g, corrupt("zero Growing with parameters")
+		}
+		return g, nil
+	}
+	if !(maxFPR > 0 && maxFPR <= 0.5) {
+		return g, corrupt("false-positive bound %v", maxFPR)
+	}
+	if capacity < 1 || capacity > math.MaxInt || kicks < 1 || kicks > MaxKicksLimit || k > 62 || count > math.MaxInt {
+		return g, corrupt("bad parameters: capacity %d, max kicks %d, %d stages, count %d", capacity, kicks, k, count)
+	}
+	g = Growing{
+		capacity: int(capacity),
+		maxFPR:   maxFPR,
+		cfg:      Config{FingerprintBits: DefaultFingerprintBits, SemiSort: flags&flagSemi != 0, MaxKicks: int(kicks), Seed: seed},
+		extra:    map[classKey]int{},
+		count:    int(count),
+	}
+	var held uint64 // the stages' counts plus the side table's copies
+	for i := range int(k) {
+		full := r.bytes(1)
+		enc := r.bytes(r.uvarint())
+		if r.bad {
+			return Growing{}, corrupt("truncated stage %d", i)
+		}
+		if full[0] > 1 {
+			return Growing{}, corrupt("stage %d: full flag %d", i, full[0])
+		}
+		f, err := decode(enc)
+		if err != nil {
+			return Growing{}, fmt.Errorf("stage %d: %w", i, err) // err wraps ErrCorrupt
+		}
+		m, c, err := g.stage(i)
+		if err != nil {
+			return Growing{}, corrupt("stage %d: %v", i, err)
+		}
+		if f.t.m != m || f.fbits != uint(c.FingerprintBits) || f.t.semi != c.SemiSort || f.seed != c.Seed || f.maxKicks != c.MaxKicks {
+			return Growing{}, corrupt("stage %d: %d buckets, f=%d, semi %v, seed %d, max kicks %d; want %d, %d, %v, %d, %d",
+				i, f.t.m, f.fbits, f.t.semi, f.seed, f.maxKicks, m, c.FingerprintBits, c.SemiSort, c.Seed, c.MaxKicks)
+		}
+		held += uint64(f.count)
+		g.stages = append(g.stages, growStage{f: &f, full: full[0] == 1})
+	}
+	if held > count {
+		return Growing{}, corrupt("count %d, but the stages hold %d", count, held)
+	}
+	e := r.uvarint()
+	if r.bad || e > uint64(len(r.rest))/4 {
+		return Growing{}, corrupt("side table of %d entries", e)
+	}
+	var prev classKey
+	for j := range e {
+		stage, lo, fp, n := r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint()
+		if r.bad {
+			return Growing{}, corrupt("truncated side table")
+		}
+		if stage >= k {
+			return Growing{}, corrupt("side table entry %d: stage %d", j, stage)
+		}
+		f := g.stages[stage].f
+		if lo >= f.t.m || fp == 0 || fp>>f.fbits != 0 {
+			return Growing{}, corrupt("side table entry %d: bucket %d, fingerprint %d", j, lo, fp)
+		}
+		ck := classKey{int(stage), lo, uint32(fp)}
+		hi := f.alt(lo, ck.fp)
+		if hi < lo || !f.holds(lo, hi, ck.fp) {
+			return Growing{}, corrupt("side table entry %d: stage %d holds no fingerprint %d in bucket %d", j, stage, fp, lo)
+		}
+		if j > 0 && compareClass(prev, ck) >= 0 {
+			return Growing{}, corrupt("side table entry %d out of order", j)
+		}
+		if n == 0 || n > count-held {
+			return Growing{}, corrupt("side table entry %d: %d copies", j, n)
+		}
+		held += n
+		g.extra[ck], prev = int(n), ck
+	}
+	if len(r.rest) != 0 {
+		return Growing{}, corrupt("%d bytes after the side table", len(r.rest))
+	}
+	if held != count {
+		return Growing{}, corrupt("count %d, but %d held", count, held)
+	}
+	return g, nil
+}

@@ -1,0 +1,355 @@
+package cuckoo
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// marshalGrowing is MarshalBinary that fails the test on an error.
+func marshalGrowing(t testing.TB, g *Growing) []byte {
+	t.Helper()
+	data, err := g.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// sameGrowing compares two growing filters field by field.
+func sameGrowing(a, b *Growing) error {
+	switch {
+	case a.capacity != b.capacity || a.maxFPR != b.maxFPR || a.cfg != b.cfg || a.count != b.count:
+		return fmt.Errorf("parameters %d/%v/%+v/%d vs %d/%v/%+v/%d",
+			a.capacity, a.maxFPR, a.cfg, a.count, b.capacity, b.maxFPR, b.cfg, b.count)
+	case len(a.stages) != len(b.stages):
+		return fmt.Errorf("%d stages vs %d", len(a.stages), len(b.stages))
+	case !maps.Equal(a.extra, b.extra):
+		return fmt.Errorf("side tables differ: %v vs %v", a.extra, b.extra)
+	}
+	for k := range a.stages {
+		if a.stages[k].full != b.stages[k].full {
+			return fmt.Errorf("stage %d: full %v vs %v", k, a.stages[k].full, b.stages[k].full)
+		}
+		if err := sameFilter(a.stages[k].f, b.stages[k].f); err != nil {
+			return fmt.Errorf("stage %d: %v", k, err)
+		}
+	}
+	return nil
+}
+
+// fillGrowing grows a chain through several stages with random inserts,
+// copies and deletes (growOracle), then adds ten copies of one key, two more
+// than a stage holds, so that the side table has entries. It returns the
+// keys held.
+func fillGrowing(t *testing.T, maxFPR float64, cfg Config, seed uint64, ops int) (*Growing, map[uint64]int) {
+	t.Helper()
+	g, err := NewGrowing(16, maxFPR, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := growOracle(t, g, rand.New(rand.NewPCG(seed, 7)), seed, ops, 0.55)
+	buf := make([]byte, 16)
+	for range 10 {
+		if err := g.Insert(dynKey(buf, seed, 1<<62)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held[1<<62] += 10
+	if len(g.extra) == 0 || g.Stages() < 3 {
+		t.Fatalf("want a side table and three stages: %d entries, %d stages", len(g.extra), g.Stages())
+	}
+	return g, held
+}
+
+// TestGrowingMarshalRoundTrip checks that a decoded Growing is the one
+// encoded, field for field, holds every key, and goes on exactly as the
+// original does: the same operations give the same encodings.
+func TestGrowingMarshalRoundTrip(t *testing.T) {
+	seed := dynSeed(t)
+	for i, tc := range []struct {
+		maxFPR float64
+		cfg    Config
+	}{
+		{0.5, Config{}}, {0.3, Config{SemiSort: true}}, {0.05, Config{MaxKicks: 20}}, {0.001, Config{}},
+	} {
+		tc.cfg.Seed = seed + uint64(i)
+		g, held := fillGrowing(t, tc.maxFPR, tc.cfg, seed+uint64(i), 3000)
+		data := marshalGrowing(t, g)
+		var h Growing
+		if err := h.UnmarshalBinary(data); err != nil {
+			t.Fatalf("maxFPR %v: %v", tc.maxFPR, err)
+		}
+		if err := sameGrowing(g, &h); err != nil {
+			t.Fatalf("maxFPR %v: decoded filter differs from the original: %v", tc.maxFPR, err)
+		}
+		if again := marshalGrowing(t, &h); !bytes.Equal(again, data) {
+			t.Fatalf("maxFPR %v: re-encoding differs", tc.maxFPR)
+		}
+		buf := make([]byte, 16)
+		for k := range held {
+			if !h.Contains(dynKey(buf, seed+uint64(i), k)) {
+				t.Fatalf("maxFPR %v: decoded filter lost key %d", tc.maxFPR, k)
+			}
+		}
+		// Both go on alike: new keys (growing new stages), copies, deletes.
+		r := rand.New(rand.NewPCG(seed, uint64(i)))
+		for step := range 2000 {
+			k := r.Uint64N(uint64(len(held)) + 4000)
+			key := dynKey(buf, seed+uint64(i), k)
+			if held[k] > 0 && r.IntN(2) == 0 {
+				if !g.Delete(key) || !h.Delete(key) {
+					t.Fatalf("step %d: delete of a held key failed", step)
+				}
+				held[k]--
+				continue
+			}
+			e1, e2 := g.Insert(key), h.Insert(key)
+			if e1 != nil || e2 != nil {
+				t.Fatalf("step %d: Insert: %v, %v", step, e1, e2)
+			}
+			held[k]++
+		}
+		if !bytes.Equal(marshalGrowing(t, g), marshalGrowing(t, &h)) {
+			t.Fatalf("maxFPR %v: after the same operations the encodings differ", tc.maxFPR)
+		}
+		t.Logf("maxFPR %v: %d stages, %d side-table entries, %d bytes encoded", tc.maxFPR, g.Stages(), len(g.extra), len(data))
+	}
+}
+
+func TestGrowingMarshalZero(t *testing.T) {
+	var z Growing
+	data := marshalGrowing(t, &z)
+	g, _ := NewGrowing(10, 0.01, Config{})
+	g.Insert([]byte("a"))
+	if err := g.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := sameGrowing(g, &z); err != nil || g.extra != nil || g.Stages() != 0 || g.Contains([]byte("a")) {
+		t.Fatalf("zero Growing decodes to %+v", g)
+	}
+	if err := g.Insert([]byte("a")); err != ErrFull {
+		t.Fatalf("Insert into a decoded zero Growing: %v", err)
+	}
+}
+
+// growParts is a Growing's encoding taken apart, to be damaged field by
+// field and put back together with a good checksum.
+type growParts struct {
+	head                            [8]byte
+	maxFPR                          uint64
+	capacity, kicks, seed, k, count uint64
+	full                            []byte
+	stages                          [][]byte
+	entries                         [][4]uint64
+	tail                            []byte // after the side table
+}
+
+func parseGrowing(t *testing.T, data []byte) growParts {
+	t.Helper()
+	var p growParts
+	copy(p.head[:], data)
+	p.maxFPR = binary.LittleEndian.Uint64(data[8:])
+	r := growReader{rest: data[16 : len(data)-checksumLen]}
+	p.capacity, p.kicks, p.seed, p.k, p.count = r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint()
+	for range p.k {
+		p.full = append(p.full, r.bytes(1)[0])
+		p.stages = append(p.stages, r.bytes(r.uvarint()))
+	}
+	for range r.uvarint() {
+		p.entries = append(p.entries, [4]uint64{r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint()})
+	}
+	if r.bad || len(r.rest) != 0 {
+		t.Fatal("bad test encoding")
+	}
+	return p
+}
+
+func (p growParts) encode() []byte {
+	out := append([]byte(nil), p.head[:]...)
+	out = binary.LittleEndian.AppendUint64(out, p.maxFPR)
+	for _, v := range []uint64{p.capacity, p.kicks, p.seed, p.k, p.count} {
+		out = binary.AppendUvarint(out, v)
+	}
+	for i, s := range p.stages {
+		out = append(out, p.full[i])
+		out = binary.AppendUvarint(out, uint64(len(s)))
+		out = append(out, s...)
+	}
+	out = binary.AppendUvarint(out, uint64(len(p.entries)))
+	for _, e := range p.entries {
+		for _, v := range e {
+			out = binary.AppendUvarint(out, v)
+		}
+	}
+	out = append(out, p.tail...)
+	return resign(append(out, make([]byte, checksumLen)...))
+}
+
+// TestGrowingUnmarshalCorrupt feeds UnmarshalBinary damaged encodings: every
+// truncation, every flipped byte, and, with a good checksum, every kind of
+// inconsistency the decoder names. Each must fail with ErrCorrupt and leave
+// the filter as it was.
+func TestGrowingUnmarshalCorrupt(t *testing.T) {
+	g, _ := fillGrowing(t, 0.3, Config{Seed: 5}, 5, 1500)
+	data := marshalGrowing(t, g)
+	p := parseGrowing(t, data)
+	if !bytes.Equal(p.encode(), data) {
+		t.Fatal("test encoder does not reproduce the encoding")
+	}
+	target, _ := NewGrowing(8, 0.1, Config{Seed: 1})
+	target.Insert([]byte("kept"))
+	before := marshalGrowing(t, target)
+	fails := func(name string, d []byte) {
+		t.Helper()
+		err := target.UnmarshalBinary(d)
+		if !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: error %v, want ErrCorrupt", name, err)
+		}
+		if !bytes.Equal(marshalGrowing(t, target), before) {
+			t.Fatalf("%s: a failed decode changed the filter", name)
+		}
+	}
+	for n := range len(data) {
+		fails("truncated", data[:n])
+	}
+	for i := range data {
+		d := append([]byte(nil), data...)
+		d[i] ^= 0x10
+		fails("flipped", d)
+	}
+	fails("padded", append(append([]byte(nil), data...), 0))
+
+	// A stage that is valid on its own but not the one NewGrowing makes.
+	other, _ := NewGrowing(32, 0.3, Config{Seed: 5})
+	otherStage := parseGrowing(t, marshalGrowing(t, other)).stages[0]
+	e0 := p.entries[0]
+	for name, mutate := range map[string]func(*growParts){
+		"magic":              func(p *growParts) { p.head[0] = 'X' },
+		"version":            func(p *growParts) { p.head[4] = 2 },
+		"flags":              func(p *growParts) { p.head[5] = 2 },
+		"semi flag":          func(p *growParts) { p.head[5] = flagSemi },
+		"reserved":           func(p *growParts) { p.head[7] = 1 },
+		"bound zero":         func(p *growParts) { p.maxFPR = 0 },
+		"bound above half":   func(p *growParts) { p.maxFPR = math.Float64bits(0.6) },
+		"bound NaN":          func(p *growParts) { p.maxFPR = math.Float64bits(math.NaN()) },
+		"bound changed":      func(p *growParts) { p.maxFPR = math.Float64bits(0.01) },
+		"capacity zero":      func(p *growParts) { p.capacity = 0 },
+		"capacity changed":   func(p *growParts) { p.capacity = 32 },
+		"capacity huge":      func(p *growParts) { p.capacity = math.MaxUint64 },
+		"kicks zero":         func(p *growParts) { p.kicks = 0 },
+		"kicks changed":      func(p *growParts) { p.kicks = 499 },
+		"kicks above limit":  func(p *growParts) { p.kicks = MaxKicksLimit + 1 },
+		"seed changed":       func(p *growParts) { p.seed++ },
+		"no stages":          func(p *growParts) { p.k = 0 },
+		"stage missing":      func(p *growParts) { p.k++ },
+		"stage dropped":      func(p *growParts) { p.k--; p.stages = p.stages[:p.k]; p.full = p.full[:p.k] },
+		"stages swapped":     func(p *growParts) { p.stages[0], p.stages[1] = p.stages[1], p.stages[0] },
+		"stage of another":   func(p *growParts) { p.stages[0] = otherStage },
+		"stage damaged":      func(p *growParts) { p.stages[0] = p.stages[0][:len(p.stages[0])-1] },
+		"full flag":          func(p *growParts) { p.full[1] = 2 },
+		"count low":          func(p *growParts) { p.count-- },
+		"count high":         func(p *growParts) { p.count++ },
+		"count huge":         func(p *growParts) { p.count = math.MaxUint64 },
+		"no entries":         func(p *growParts) { p.entries = nil },
+		"entry repeated":     func(p *growParts) { p.entries = append(p.entries, e0) },
+		"entry no copies":    func(p *growParts) { p.entries[0][3] = 0 },
+		"entry more copies":  func(p *growParts) { p.entries[0][3]++ },
+		"entry stage":        func(p *growParts) { p.entries[0][0] = p.k },
+		"entry other stage":  func(p *growParts) { p.entries[0][0] = (e0[0] + 1) % p.k },
+		"entry bucket range": func(p *growParts) { p.entries[0][1] = 1 << 40 },
+		"entry not held":     func(p *growParts) { p.entries[0][2] ^= 1 },
+		"entry fp zero":      func(p *growParts) { p.entries[0][2] = 0 },
+		"entry fp wide":      func(p *growParts) { p.entries[0][2] = 1 << 40 },
+		"entry upper bucket": func(p *growParts) { p.entries[0][1] = g.stages[e0[0]].f.alt(e0[1], uint32(e0[2])) },
+		"trailing byte":      func(p *growParts) { p.tail = []byte{0} },
+	} {
+		q := p
+		q.full = append([]byte(nil), p.full...)
+		q.stages = append([][]byte(nil), p.stages...)
+		q.entries = append([][4]uint64(nil), p.entries...)
+		mutate(&q)
+		fails(name, q.encode())
+	}
+	if len(p.entries) > 1 {
+		q := p
+		q.entries = append([][4]uint64(nil), p.entries...)
+		q.entries[0], q.entries[1] = q.entries[1], q.entries[0]
+		fails("entries out of order", q.encode())
+	}
+}
+
+// FuzzUnmarshalGrowing decodes arbitrary bytes (and the same bytes with
+// their checksum fixed): never a panic, an error that wraps ErrCorrupt, or a
+// Growing that encodes back to itself and works.
+func FuzzUnmarshalGrowing(f *testing.F) {
+	var z Growing
+	seeds := []*Growing{&z}
+	for i, c := range []Config{{}, {SemiSort: true, MaxKicks: 3}} {
+		g, _ := NewGrowing(4, 0.2, c)
+		for k := range 40 + 20*i {
+			g.Insert([]byte{byte(k), byte(k % 7)})
+		}
+		seeds = append(seeds, g)
+	}
+	for _, g := range seeds {
+		data, _ := g.MarshalBinary()
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		inputs := [][]byte{data}
+		if len(data) >= checksumLen {
+			inputs = append(inputs, resign(data))
+		}
+		for _, in := range inputs {
+			var g Growing
+			if err := g.UnmarshalBinary(in); err != nil {
+				if !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("error %v does not wrap ErrCorrupt", err)
+				}
+				continue
+			}
+			enc := marshalGrowing(t, &g)
+			var h Growing
+			if err := h.UnmarshalBinary(enc); err != nil {
+				t.Fatalf("re-encoding does not decode: %v", err)
+			}
+			if err := sameGrowing(&g, &h); err != nil {
+				t.Fatalf("re-encoding differs: %v", err)
+			}
+			if g.Stages() == 0 {
+				continue
+			}
+			n := g.Count()
+			var keys [][]byte
+			for i := range 30 {
+				k := binary.LittleEndian.AppendUint64([]byte("fuzz"), uint64(i))
+				if err := g.Insert(k); err != nil {
+					if !errors.Is(err, ErrFull) {
+						t.Fatalf("Insert: %v", err)
+					}
+					continue // no stage can be added: the chain is at a limit
+				}
+				keys = append(keys, k)
+			}
+			for _, k := range keys {
+				if !g.Contains(k) {
+					t.Fatal("inserted key not found")
+				}
+			}
+			for _, k := range keys {
+				if !g.Delete(k) {
+					t.Fatal("inserted key not deleted")
+				}
+			}
+			if g.Count() != n {
+				t.Fatalf("count %d after inserting and deleting, want %d", g.Count(), n)
+			}
+		}
+	})
+}
