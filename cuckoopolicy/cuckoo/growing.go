@@ -31,8 +31,8 @@ import (
 // ErrFull. Use NewGrowing.
 //
 // A Growing is not safe for concurrent use when any goroutine mutates it
-// (Insert, Delete, Reset); concurrent Contains, Count, Stages and
-// FalsePositiveBound with no writer are safe.
+// (Insert, Delete, Reset, UnmarshalBinary); concurrent Contains, Count,
+// Stages, FalsePositiveBound and MarshalBinary with no writer are safe.
 type Growing struct {
 	stages   []growStage
 	capacity int     // the first stage's
@@ -61,8 +61,11 @@ type classKey struct {
 
 // NewGrowing returns an empty growing filter whose first stage holds
 // capacity keys and whose expected false-positive rate stays below maxFPR,
-// which must be in (0, 0.5]. cfg.FingerprintBits must be 0 (each stage's width
-// follows from maxFPR); stage k uses seed cfg.Seed+k. Errors wrap ErrConfig.
+// which must be in (0, 0.5]; below about 4e-9 (6e-9 for a first stage of a
+// few keys) even the first stage would need fingerprints wider than 32 bits,
+// and NewGrowing returns an error. cfg.FingerprintBits must be 0 (each
+// stage's width follows from maxFPR); stage k uses seed cfg.Seed+k. Errors
+// wrap ErrConfig.
 func NewGrowing(capacity int, maxFPR float64, cfg Config) (*Growing, error) {
 	if cfg.FingerprintBits != 0 {
 		return nil, fmt.Errorf("%w: Growing chooses FingerprintBits from the bound; set 0", ErrConfig)
@@ -91,43 +94,33 @@ func stageBound(m uint64, f int) float64 {
 	return 2 * float64(slots*m+stashSize) / (float64(m) * float64(uint64(1)<<f-1))
 }
 
-// grow appends a stage (see stage).
+// grow appends a stage: capacity << k keys, the narrowest fingerprint whose
+// stageBound fits maxFPR/2^(k+1).
 func (g *Growing) grow() error {
 	k := len(g.stages)
-	m, c, err := g.stage(k)
-	if err != nil {
-		return err
-	}
-	f := new(Filter)
-	if err := f.init(m, c); err != nil {
-		return fmt.Errorf("%w: growing filter cannot add stage %d: %v", ErrFull, k, err)
-	}
-	g.stages = append(g.stages, growStage{f: f})
-	return nil
-}
-
-// stage returns the bucket count and configuration of stage k: capacity << k
-// keys, the narrowest fingerprint whose stageBound fits maxFPR/2^(k+1), seed
-// cfg.Seed+k. It allocates nothing.
-func (g *Growing) stage(k int) (uint64, Config, error) {
 	if k >= 62 || g.capacity > math.MaxInt>>k {
-		return 0, Config{}, fmt.Errorf("%w: growing filter cannot add stage %d", ErrFull, k)
+		return fmt.Errorf("%w: growing filter cannot add stage %d", ErrFull, k)
 	}
 	capacity := g.capacity << k
 	budget := math.Ldexp(g.maxFPR, -(k + 1))
 	for fb := MinFingerprintBits; fb <= MaxFingerprintBits; fb++ {
 		m, ok := bucketsFor(capacity, fb, g.cfg.MaxKicks)
 		if !ok {
-			return 0, Config{}, fmt.Errorf("%w: growing filter cannot add stage %d of %d keys", ErrFull, k, capacity)
+			return fmt.Errorf("%w: growing filter cannot add stage %d of %d keys", ErrFull, k, capacity)
 		}
 		if stageBound(m, fb) > budget {
 			continue
 		}
 		c := g.cfg
 		c.FingerprintBits, c.Seed = fb, g.cfg.Seed+uint64(k)
-		return m, c, nil
+		f := new(Filter)
+		if err := f.init(m, c); err != nil {
+			return fmt.Errorf("%w: growing filter cannot add stage %d: %v", ErrFull, k, err)
+		}
+		g.stages = append(g.stages, growStage{f: f})
+		return nil
 	}
-	return 0, Config{}, fmt.Errorf("%w: stage %d would need fingerprints wider than %d bits to stay within %v",
+	return fmt.Errorf("%w: stage %d would need fingerprints wider than %d bits to stay within %v",
 		ErrFull, k, MaxFingerprintBits, g.maxFPR)
 }
 

@@ -30,12 +30,15 @@ import (
 //
 // A zero Growing encodes with every field zero and no stages. A decoder
 // refuses anything else that is inconsistent: a bound outside (0, 0.5], a
-// capacity below 1, max kicks outside [1, MaxKicksLimit], a stage that does
-// not decode or whose bucket count, width, layout, seed or max kicks differ
-// from those NewGrowing and Insert give stage k, side-table entries out of
-// order, out of range, with no copies or for a class the stage does not
-// hold, and a count other than the stages' counts plus the side table's
-// copies.
+// capacity below 1, max kicks outside [1, MaxKicksLimit], more than 62
+// stages, a stage that does not decode, whose seed is not seed+k or whose
+// layout or max kicks are not the chain's, or whose buckets and width
+// bound its false-positive rate above its share of the bound,
+// maxFPR/2^(k+1); side-table entries out of order, out of range, with no
+// copies or for a class the stage does not hold; and a count other than the
+// stages' counts plus the side table's copies. A stage's bucket count and
+// width are not required to be the ones this version's sizing gives stage
+// k, so that encodings stay readable when the sizing changes.
 const (
 	growMagic   = "CKDG"
 	growVersion = 1
@@ -43,7 +46,8 @@ const (
 
 // MarshalBinary encodes the filter (see the format above growMagic in
 // growing_marshal.go): the parameters given to NewGrowing, each stage's
-// Filter encoding (snappy-compressed tables) and the side table. Decoding
+// Filter encoding (its table snappy-compressed where that makes it smaller)
+// and the side table. Decoding
 // it gives a Growing that behaves as this one does, operation for
 // operation. The returned slice is new; the error is always nil.
 func (g *Growing) MarshalBinary() ([]byte, error) {
@@ -91,8 +95,10 @@ func compareClass(a, b classKey) int {
 
 // UnmarshalBinary replaces the filter with the one data encodes; it works on
 // a zero Growing. On an error, which wraps ErrCorrupt, the filter is
-// unchanged. It never panics, and it allocates no more than the stages'
-// tables describe: at most about 22 bytes per byte of data.
+// unchanged. It never panics, and it allocates in proportion to data: the
+// stages' tables, which snappy may expand up to about 22 bytes per byte, and
+// a map entry for each side-table entry of at least four bytes (the worst
+// case measured, TestGrowingUnmarshalAllocation, is about 22 bytes per byte).
 func (g *Growing) UnmarshalBinary(data []byte) error {
 	d, err := decodeGrowing(data)
 	if err != nil {
@@ -170,7 +176,6 @@ func decodeGrowing(data []byte) (Growing, error) {
 		capacity: int(capacity),
 		maxFPR:   maxFPR,
 		cfg:      Config{FingerprintBits: DefaultFingerprintBits, SemiSort: flags&flagSemi != 0, MaxKicks: int(kicks), Seed: seed},
-		extra:    map[classKey]int{},
 		count:    int(count),
 	}
 	var held uint64 // the stages' counts plus the side table's copies
@@ -187,13 +192,17 @@ func decodeGrowing(data []byte) (Growing, error) {
 		if err != nil {
 			return Growing{}, fmt.Errorf("stage %d: %w", i, err) // err wraps ErrCorrupt
 		}
-		m, c, err := g.stage(i)
-		if err != nil {
-			return Growing{}, corrupt("stage %d: %v", i, err)
+		// Each stage must keep the chain's promises: its seed, layout and
+		// kicks, and the share of the false-positive bound grow gives it. Its
+		// size and width are not checked against the sizing code's, so that
+		// encodings stay readable when that code's estimates change.
+		if f.seed != seed+uint64(i) || f.t.semi != g.cfg.SemiSort || f.maxKicks != g.cfg.MaxKicks || f.fbits < MinFingerprintBits {
+			return Growing{}, corrupt("stage %d: seed %d, semi %v, max kicks %d, f=%d; want seed %d, semi %v, max kicks %d, f>=%d",
+				i, f.seed, f.t.semi, f.maxKicks, f.fbits, seed+uint64(i), g.cfg.SemiSort, g.cfg.MaxKicks, MinFingerprintBits)
 		}
-		if f.t.m != m || f.fbits != uint(c.FingerprintBits) || f.t.semi != c.SemiSort || f.seed != c.Seed || f.maxKicks != c.MaxKicks {
-			return Growing{}, corrupt("stage %d: %d buckets, f=%d, semi %v, seed %d, max kicks %d; want %d, %d, %v, %d, %d",
-				i, f.t.m, f.fbits, f.t.semi, f.seed, f.maxKicks, m, c.FingerprintBits, c.SemiSort, c.Seed, c.MaxKicks)
+		if b, budget := stageBound(f.t.m, int(f.fbits)), math.Ldexp(maxFPR, -(i+1)); b > budget {
+			return Growing{}, corrupt("stage %d: %d buckets of %d-bit fingerprints bound the false-positive rate by %.3g, above its share %.3g",
+				i, f.t.m, f.fbits, b, budget)
 		}
 		held += uint64(f.count)
 		g.stages = append(g.stages, growStage{f: &f, full: full[0] == 1})
@@ -205,6 +214,7 @@ func decodeGrowing(data []byte) (Growing, error) {
 	if r.bad || e > uint64(len(r.rest))/4 {
 		return Growing{}, corrupt("side table of %d entries", e)
 	}
+	g.extra = make(map[classKey]int, e)
 	var prev classKey
 	for j := range e {
 		stage, lo, fp, n := r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint()

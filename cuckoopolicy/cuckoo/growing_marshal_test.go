@@ -8,6 +8,10 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"testing"
 )
 
@@ -122,6 +126,58 @@ func TestGrowingMarshalRoundTrip(t *testing.T) {
 	}
 }
 
+// goldenGrowing is the Growing of testdata/growing.golden: three stages, a
+// side table (ten copies of one key), a delete.
+func goldenGrowing() *Growing {
+	g, _ := NewGrowing(8, 0.1, Config{Seed: 3})
+	for i := range 100 {
+		g.Insert([]byte("key-" + strconv.Itoa(i)))
+	}
+	for range 10 {
+		g.Insert([]byte("copied"))
+	}
+	g.Delete([]byte("key-7"))
+	return g
+}
+
+// TestGrowingMarshalGolden pins the encoding, and checks that the golden
+// file decodes to a filter that holds its keys. Run with -update-filter after
+// a deliberate format change (and bump growVersion); a change to how stages
+// are sized also changes the bytes, and the old file must still decode.
+func TestGrowingMarshalGolden(t *testing.T) {
+	g := goldenGrowing()
+	if len(g.extra) == 0 || g.Stages() < 3 {
+		t.Fatalf("golden Growing has %d side-table entries, %d stages", len(g.extra), g.Stages())
+	}
+	got := marshalGrowing(t, g)
+	path := filepath.Join("testdata", "growing.golden")
+	if *updateDyn {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run TestGrowingMarshalGolden -update-filter to create it)", err)
+	}
+	var h Growing
+	if err := h.UnmarshalBinary(want); err != nil {
+		t.Fatalf("golden file does not decode: %v", err)
+	}
+	for i := range 100 {
+		if k := "key-" + strconv.Itoa(i); i != 7 && !h.Contains([]byte(k)) {
+			t.Errorf("golden file lost %s", k)
+		}
+	}
+	if h.Count() != 109 || !h.Contains([]byte("copied")) {
+		t.Errorf("golden file decodes to count %d", h.Count())
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("encoding differs from the golden file (got %d bytes, want %d)", len(got), len(want))
+	}
+}
+
 func TestGrowingMarshalZero(t *testing.T) {
 	var z Growing
 	data := marshalGrowing(t, &z)
@@ -225,9 +281,12 @@ func TestGrowingUnmarshalCorrupt(t *testing.T) {
 	}
 	fails("padded", append(append([]byte(nil), data...), 0))
 
-	// A stage that is valid on its own but not the one NewGrowing makes.
-	other, _ := NewGrowing(32, 0.3, Config{Seed: 5})
-	otherStage := parseGrowing(t, marshalGrowing(t, other)).stages[0]
+	// Stages that are valid on their own but break the chain's promises:
+	// another seed, and a width too narrow for stage 0's share of the bound.
+	other, _ := NewGrowing(16, 0.3, Config{Seed: 9})
+	otherSeed := parseGrowing(t, marshalGrowing(t, other)).stages[0]
+	narrow, _ := New(16, Config{FingerprintBits: 4, Seed: 5})
+	narrowStage, _ := narrow.MarshalBinary()
 	e0 := p.entries[0]
 	for name, mutate := range map[string]func(*growParts){
 		"magic":              func(p *growParts) { p.head[0] = 'X' },
@@ -240,7 +299,6 @@ func TestGrowingUnmarshalCorrupt(t *testing.T) {
 		"bound NaN":          func(p *growParts) { p.maxFPR = math.Float64bits(math.NaN()) },
 		"bound changed":      func(p *growParts) { p.maxFPR = math.Float64bits(0.01) },
 		"capacity zero":      func(p *growParts) { p.capacity = 0 },
-		"capacity changed":   func(p *growParts) { p.capacity = 32 },
 		"capacity huge":      func(p *growParts) { p.capacity = math.MaxUint64 },
 		"kicks zero":         func(p *growParts) { p.kicks = 0 },
 		"kicks changed":      func(p *growParts) { p.kicks = 499 },
@@ -250,7 +308,8 @@ func TestGrowingUnmarshalCorrupt(t *testing.T) {
 		"stage missing":      func(p *growParts) { p.k++ },
 		"stage dropped":      func(p *growParts) { p.k--; p.stages = p.stages[:p.k]; p.full = p.full[:p.k] },
 		"stages swapped":     func(p *growParts) { p.stages[0], p.stages[1] = p.stages[1], p.stages[0] },
-		"stage of another":   func(p *growParts) { p.stages[0] = otherStage },
+		"stage seed":         func(p *growParts) { p.stages[0] = otherSeed },
+		"stage too narrow":   func(p *growParts) { p.stages[0] = narrowStage },
 		"stage damaged":      func(p *growParts) { p.stages[0] = p.stages[0][:len(p.stages[0])-1] },
 		"full flag":          func(p *growParts) { p.full[1] = 2 },
 		"count low":          func(p *growParts) { p.count-- },
@@ -284,9 +343,146 @@ func TestGrowingUnmarshalCorrupt(t *testing.T) {
 	}
 }
 
+// sideTableHeavy encodes a Growing whose first stage is full and whose side
+// table has an entry for every class the stage holds: the encoding that
+// makes the decoder allocate most per byte (map entries from a few bytes
+// each).
+func sideTableHeavy(t *testing.T, capacity int) []byte {
+	t.Helper()
+	g, err := NewGrowing(capacity, 0.5, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := g.stages[0].f
+	for b := range f.t.m {
+		for j := range uint32(slots) {
+			fp := uint32(b%15)*slots + j + 1
+			if fp>>f.fbits != 0 {
+				fp = j + 1
+			}
+			f.t.put(b, fp)
+			f.count++
+		}
+	}
+	g.count = f.count
+	for b := range f.t.m {
+		for _, fp := range f.t.bucket(b) {
+			ck := classKey{0, min(b, f.alt(b, fp)), fp}
+			if g.extra[ck] == 0 {
+				g.extra[ck] = 1
+				g.count++
+			}
+		}
+	}
+	return marshalGrowing(t, g)
+}
+
+// TestGrowingUnmarshalAllocation checks that decoding allocates in
+// proportion to the input, on honest encodings and on side-table-heavy ones.
+func TestGrowingUnmarshalAllocation(t *testing.T) {
+	inputs := map[string][]byte{}
+	for _, c := range []int{1, 40, 397, 2000} {
+		inputs[fmt.Sprintf("side table, capacity %d", c)] = sideTableHeavy(t, c)
+	}
+	for _, n := range []int{0, 100, 10000} {
+		g, _ := NewGrowing(16, 0.01, Config{})
+		for i := range n {
+			g.Insert([]byte{byte(i), byte(i >> 8)})
+		}
+		inputs[fmt.Sprintf("honest, %d keys", n)] = marshalGrowing(t, g)
+	}
+	for name, data := range inputs {
+		const runs = 20
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range runs {
+			var g Growing
+			if err := g.UnmarshalBinary(data); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		per := float64(after.TotalAlloc-before.TotalAlloc) / runs / float64(len(data))
+		t.Logf("%s: %d bytes, %.1f bytes allocated per byte", name, len(data), per)
+		if per > 24 {
+			t.Errorf("%s: decoding allocates %.1f bytes per byte of input", name, per)
+		}
+	}
+}
+
+// TestGrowingUnmarshalOtherSizing decodes a chain whose first stage is
+// larger than the one this version's sizing makes, as an encoding written by
+// a version that sized stages otherwise would be: it loads, keeps its keys,
+// and grows on within its bound.
+func TestGrowingUnmarshalOtherSizing(t *testing.T) {
+	g, _ := NewGrowing(16, 0.3, Config{Seed: 5})
+	f0 := g.stages[0].f
+	big, _ := New(64, Config{FingerprintBits: int(f0.fbits), Seed: 5})
+	if big.t.m == f0.t.m {
+		t.Fatal("want a first stage of another size")
+	}
+	buf := make([]byte, 16)
+	for k := range 20 {
+		if err := big.Insert(dynKey(buf, 5, uint64(k))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := parseGrowing(t, marshalGrowing(t, g))
+	p.stages[0], _ = big.MarshalBinary()
+	p.count = 20
+	var h Growing
+	if err := h.UnmarshalBinary(p.encode()); err != nil {
+		t.Fatal(err)
+	}
+	for k := range 2000 {
+		if err := h.Insert(dynKey(buf, 5, uint64(20+k))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := range 2020 {
+		if !h.Contains(dynKey(buf, 5, uint64(k))) {
+			t.Fatalf("key %d lost", k)
+		}
+	}
+	if h.Count() != 2020 || h.Stages() < 3 || h.FalsePositiveBound() > 0.3 {
+		t.Fatalf("count %d, %d stages, bound %v", h.Count(), h.Stages(), h.FalsePositiveBound())
+	}
+	if h.stages[0].f.t.m != big.t.m {
+		t.Fatal("first stage not the one encoded")
+	}
+}
+
+// resignStages fixes the checksum of every stage's encoding inside data and
+// then data's own, so that the fuzzer reaches the checks behind them; nil if
+// data does not parse as far as the stages.
+func resignStages(data []byte) []byte {
+	if len(data) < 16+checksumLen {
+		return nil
+	}
+	d := append([]byte(nil), data...)
+	r := growReader{rest: d[16 : len(d)-checksumLen]}
+	r.uvarint()
+	r.uvarint()
+	r.uvarint()
+	k := r.uvarint()
+	r.uvarint()
+	for range min(k, 62) {
+		r.bytes(1)
+		enc := r.bytes(r.uvarint())
+		if r.bad {
+			return nil
+		}
+		if len(enc) >= checksumLen {
+			copy(enc, resign(enc)) // enc aliases d
+		}
+	}
+	return resign(d)
+}
+
 // FuzzUnmarshalGrowing decodes arbitrary bytes (and the same bytes with
-// their checksum fixed): never a panic, an error that wraps ErrCorrupt, or a
-// Growing that encodes back to itself and works.
+// their checksum fixed, and with every stage's checksum fixed too): never a
+// panic, an error that wraps ErrCorrupt, or a Growing that encodes back to
+// itself and works.
 func FuzzUnmarshalGrowing(f *testing.F) {
 	var z Growing
 	seeds := []*Growing{&z}
@@ -305,6 +501,9 @@ func FuzzUnmarshalGrowing(f *testing.F) {
 		inputs := [][]byte{data}
 		if len(data) >= checksumLen {
 			inputs = append(inputs, resign(data))
+		}
+		if d := resignStages(data); d != nil {
+			inputs = append(inputs, d)
 		}
 		for _, in := range inputs {
 			var g Growing
