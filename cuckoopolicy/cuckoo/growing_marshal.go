@@ -99,6 +99,13 @@ func compareClass(a, b classKey) int {
 // stages' tables, which snappy may expand up to about 22 bytes per byte, and
 // a map entry for each side-table entry of at least four bytes (the worst
 // case measured, TestGrowingUnmarshalAllocation, is about 22 bytes per byte).
+//
+// The decoder checks that the encoding is consistent, not that some sequence
+// of operations made it: it cannot tell from the fingerprints which stage a
+// key was inserted into. An encoding crafted to hold a key's fingerprint
+// beyond the first stage that matches it decodes, and deleting that key can
+// then remove another key's fingerprint. Encodings MarshalBinary writes hold
+// no such state.
 func (g *Growing) UnmarshalBinary(data []byte) error {
 	d, err := decodeGrowing(data)
 	if err != nil {
