@@ -143,18 +143,9 @@ func (r *growReader) bytes(n uint64) []byte {
 
 func decodeGrowing(data []byte) (Growing, error) {
 	var g Growing
-	if len(data) < 16+checksumLen {
-		return g, corrupt("%d bytes is too short", len(data))
-	}
-	if string(data[:4]) != growMagic {
-		return g, corrupt("bad magic %q", data[:4])
-	}
-	if data[4] != growVersion {
-		return g, corrupt("unknown version %d", data[4])
-	}
-	body := data[:len(data)-checksumLen]
-	if sum := binary.LittleEndian.Uint64(data[len(body):]); sum != xxhash.Sum64(body) {
-		return g, corrupt("checksum mismatch")
+	body, err := unseal(data, growMagic, growVersion, 16)
+	if err != nil {
+		return g, err
 	}
 	flags := body[5]
 	if flags&^flagSemi != 0 || body[6] != 0 || body[7] != 0 {

@@ -124,21 +124,31 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 }
 
 func decode(data []byte) (Filter, error) {
-	var g Filter
-	if len(data) < fixedHeader+4+checksumLen {
-		return g, corrupt("%d bytes is too short", len(data))
+	body, err := unseal(data, marshalMagic, marshalVersion, fixedHeader+4)
+	if err != nil {
+		return Filter{}, err
 	}
-	if string(data[:4]) != marshalMagic {
-		return g, corrupt("bad magic %q", data[:4])
+	return decodeBody(body)
+}
+
+// unseal checks an encoding's length (at least minBody bytes before the
+// checksum), magic, version byte (after the magic) and checksum, and returns
+// the encoding without its checksum.
+func unseal(data []byte, magic string, version byte, minBody int) ([]byte, error) {
+	if len(data) < minBody+checksumLen {
+		return nil, corrupt("%d bytes is too short", len(data))
 	}
-	if data[4] != marshalVersion {
-		return g, corrupt("unknown version %d", data[4])
+	if string(data[:len(magic)]) != magic {
+		return nil, corrupt("bad magic %q", data[:len(magic)])
+	}
+	if data[len(magic)] != version {
+		return nil, corrupt("unknown version %d", data[len(magic)])
 	}
 	body := data[:len(data)-checksumLen]
 	if sum := binary.LittleEndian.Uint64(data[len(body):]); sum != xxhash.Sum64(body) {
-		return g, corrupt("checksum mismatch")
+		return nil, corrupt("checksum mismatch")
 	}
-	return decodeBody(body)
+	return body, nil
 }
 
 // decodeBody decodes a checksummed encoding without its checksum.
