@@ -47,9 +47,9 @@ const (
 // MarshalBinary encodes the filter (see the format above growMagic in
 // growing_marshal.go): the parameters given to NewGrowing, each stage's
 // Filter encoding (its table snappy-compressed where that makes it smaller)
-// and the side table. Decoding
-// it gives a Growing that behaves as this one does, operation for
-// operation. The returned slice is new; the error is always nil.
+// and the side table. Decoding it gives a Growing that behaves as this one
+// does, operation for operation. The returned slice is new; the error is
+// always nil.
 func (g *Growing) MarshalBinary() ([]byte, error) {
 	out := make([]byte, 16, 64)
 	copy(out, growMagic)
