@@ -1,0 +1,120 @@
+package cuckoopolicy
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+)
+
+// Apply configures opts to write filters with p on every level and to keep
+// reading the filters that tables already carry. It sets p as the
+// FilterPolicy (and pebble.TableFilter as the FilterType) of all seven
+// levels, and registers in opts.Filters, creating the map if it is nil and
+// keeping every entry already there: p itself, Pebble's bloom filter
+// (bloom.FilterPolicy(10), which reads bloom blocks of every budget) and this
+// package's reader (FilterPolicy(10), which reads every block this package
+// writes).
+//
+// Pebble reads a table's filter only when opts.Filters holds the name of the
+// policy that wrote it. A database switched from bloom to cuckoo by setting
+// the levels alone reads its old tables with no filter at all until
+// compactions rewrite them; with Apply it keeps filtering them. The same holds
+// for a rollback: Apply(opts, bloom.FilterPolicy(10)) keeps the cuckoo tables
+// filtered. FilterUsage shows how far compactions have carried a switch.
+//
+// Apply is idempotent. It panics if opts or p is nil, as a programming error;
+// p may be pebble.NoFilterPolicy, which writes no new filters and still reads
+// the old ones.
+//
+// In Pebble v2.1.7 db.Get never reads L6 filters; only iterators with
+// IterOptions.UseL6Filters do. A database that only calls Get may set
+// opts.Levels[6].FilterPolicy = pebble.NoFilterPolicy after Apply to save
+// L6's filter memory and build time, as CockroachDB does with its bloom
+// filters. In a steady LSM, L6 holds most of the keys.
+func Apply(opts *pebble.Options, p pebble.FilterPolicy) {
+	if opts == nil {
+		panic("cuckoopolicy: Apply with nil *pebble.Options")
+	}
+	if p == nil {
+		panic("cuckoopolicy: Apply with nil pebble.FilterPolicy")
+	}
+	for i := range opts.Levels {
+		opts.Levels[i].FilterPolicy = p
+		opts.Levels[i].FilterType = pebble.TableFilter
+	}
+	if opts.Filters == nil {
+		opts.Filters = make(map[string]pebble.FilterPolicy)
+	}
+	for _, r := range []pebble.FilterPolicy{p, bloom.FilterPolicy(10), FilterPolicy(10)} {
+		if r == pebble.NoFilterPolicy {
+			continue
+		}
+		if _, ok := opts.Filters[r.Name()]; !ok {
+			opts.Filters[r.Name()] = r
+		}
+	}
+}
+
+// Usage is one row of FilterUsage: the tables of one level whose filter was
+// written by one policy.
+type Usage struct {
+	Level       int    // LSM level, 0 to 6
+	Policy      string // the tables' filter policy name; "" for tables without a filter
+	Tables      int    // number of tables
+	Bytes       uint64 // their file bytes
+	FilterBytes uint64 // their filter blocks' bytes
+	Keys        uint64 // their entries (table property rocksdb.num.entries)
+}
+
+// BitsPerKey returns the filter bits per entry of the row's tables, or 0 if
+// they hold no entries.
+func (u Usage) BitsPerKey() float64 {
+	if u.Keys == 0 {
+		return 0
+	}
+	return 8 * float64(u.FilterBytes) / float64(u.Keys)
+}
+
+// FilterUsage returns, for each level and each filter policy name found
+// there, how many tables carry that policy's filter, their bytes, filter bytes
+// and entries, from db.SSTables(pebble.WithProperties()). Rows are ordered by
+// level, then by policy name; levels without tables have no row. It is how a
+// switch is watched: the rows of the old policy shrink as compactions rewrite
+// the tables.
+//
+// The figures are a snapshot: flushes and compactions may change the LSM
+// while it runs. A virtual table (left by an excise or a partial ingest)
+// carries only its backing table's scaled common properties, so it is counted
+// with Policy "" and FilterBytes 0. FilterUsage returns the error SSTables
+// returns, and on a closed database it panics as SSTables does.
+func FilterUsage(db *pebble.DB) ([]Usage, error) {
+	levels, err := db.SSTables(pebble.WithProperties())
+	if err != nil {
+		return nil, err
+	}
+	var rows []Usage
+	for level, tables := range levels {
+		start := len(rows)
+		for _, t := range tables {
+			var policy string
+			var filterBytes, keys uint64
+			if p := t.Properties; p != nil {
+				policy, filterBytes, keys = p.FilterPolicyName, p.FilterSize, p.NumEntries
+			}
+			i := slices.IndexFunc(rows[start:], func(u Usage) bool { return u.Policy == policy })
+			if i < 0 {
+				rows = append(rows, Usage{Level: level, Policy: policy})
+				i = len(rows) - 1 - start
+			}
+			u := &rows[start+i]
+			u.Tables++
+			u.Bytes += t.Size
+			u.FilterBytes += filterBytes
+			u.Keys += keys
+		}
+		slices.SortFunc(rows[start:], func(a, b Usage) int { return cmp.Compare(a.Policy, b.Policy) })
+	}
+	return rows, nil
+}
