@@ -1,0 +1,392 @@
+package cuckoopolicy_test
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+)
+
+var (
+	cuckooName = cuckoopolicy.FilterPolicy(10).Name()
+	bloomName  = bloom.FilterPolicy(10).Name()
+)
+
+// migrationDB is an in-memory Pebble database whose L0 tables are kept apart
+// (no automatic compactions), so that every absent Get probes each of them.
+type migrationDB struct {
+	t      *testing.T
+	fs     vfs.FS
+	db     *pebble.DB
+	keys   int // keys written so far: key(0) to key(keys-1)
+	tables int // tables flushed so far
+}
+
+func key(i int) []byte    { return fmt.Appendf(nil, "key%08d", i) }
+func absent(i int) []byte { return fmt.Appendf(nil, "key%08d.absent", i) }
+
+func newMigrationDB(t *testing.T) *migrationDB {
+	return &migrationDB{t: t, fs: vfs.NewMem()}
+}
+
+// open opens the database with the options configure sets.
+func (m *migrationDB) open(configure func(*pebble.Options)) {
+	m.t.Helper()
+	opts := &pebble.Options{FS: m.fs, DisableAutomaticCompactions: true, Logger: quietLogger{}}
+	configure(opts)
+	db, err := pebble.Open("db", opts)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	m.db = db
+}
+
+func (m *migrationDB) close() {
+	m.t.Helper()
+	if err := m.db.Close(); err != nil {
+		m.t.Fatal(err)
+	}
+	m.db = nil
+}
+
+// flushTables writes n tables of perTable new keys each, interleaved with the
+// keys already there, so that every table's range covers the absent probes.
+func (m *migrationDB) flushTables(n, perTable int) {
+	m.t.Helper()
+	for range n {
+		b := m.db.NewBatch()
+		for j := range perTable {
+			if err := b.Set(key(m.keys+j), []byte("v"), nil); err != nil {
+				m.t.Fatal(err)
+			}
+		}
+		// Widen the table's range to the whole key space.
+		if err := b.Set([]byte("key"), nil, nil); err != nil {
+			m.t.Fatal(err)
+		}
+		if err := b.Set([]byte("key~"), nil, nil); err != nil {
+			m.t.Fatal(err)
+		}
+		if err := b.Commit(pebble.NoSync); err != nil {
+			m.t.Fatal(err)
+		}
+		if err := m.db.Flush(); err != nil {
+			m.t.Fatal(err)
+		}
+		m.keys += perTable
+		m.tables++
+	}
+}
+
+// absentGets reads n absent keys and returns how many times a filter ruled
+// out a table (pebble's Filter.Hits) during those reads.
+func (m *migrationDB) absentGets(n int) int64 {
+	m.t.Helper()
+	before := m.db.Metrics().Filter.Hits
+	for i := range n {
+		_, closer, err := m.db.Get(absent(i))
+		if err != pebble.ErrNotFound {
+			if err == nil {
+				closer.Close()
+			}
+			m.t.Fatalf("Get(%q): %v, want ErrNotFound", absent(i), err)
+		}
+	}
+	return m.db.Metrics().Filter.Hits - before
+}
+
+// checkKeys reads every key written back.
+func (m *migrationDB) checkKeys() {
+	m.t.Helper()
+	for i := range m.keys {
+		v, closer, err := m.db.Get(key(i))
+		if err != nil {
+			m.t.Fatalf("Get(%q): %v: key lost", key(i), err)
+		}
+		if string(v) != "v" {
+			m.t.Fatalf("Get(%q) = %q, want %q", key(i), v, "v")
+		}
+		closer.Close()
+	}
+}
+
+// usage returns FilterUsage's rows for level 0 keyed by policy name.
+func (m *migrationDB) usage() map[string]cuckoopolicy.Usage {
+	m.t.Helper()
+	rows, err := cuckoopolicy.FilterUsage(m.db)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	out := map[string]cuckoopolicy.Usage{}
+	for _, u := range rows {
+		if _, dup := out[u.Policy]; dup && u.Level == 0 {
+			m.t.Fatalf("two level-0 rows for policy %q: %+v", u.Policy, rows)
+		}
+		if u.Level == 0 {
+			out[u.Policy] = u
+		}
+	}
+	return out
+}
+
+func levelsOnly(p pebble.FilterPolicy) func(*pebble.Options) {
+	return func(o *pebble.Options) {
+		for i := range o.Levels {
+			o.Levels[i].FilterPolicy = p
+			o.Levels[i].FilterType = pebble.TableFilter
+		}
+	}
+}
+
+func applied(p pebble.FilterPolicy) func(*pebble.Options) {
+	return func(o *pebble.Options) { cuckoopolicy.Apply(o, p) }
+}
+
+const (
+	probes   = 200
+	perTable = 500
+)
+
+// TestApplySwitch switches a bloom database to cuckoo and back. Filter hits
+// count tables a filter ruled out: an absent Get over T tables gets about T
+// of them while every table's filter is read, and none from a table whose
+// policy Options.Filters lacks.
+func TestApplySwitch(t *testing.T) {
+	m := newMigrationDB(t)
+	m.open(levelsOnly(bloom.FilterPolicy(10)))
+	m.flushTables(4, perTable)
+	full := m.absentGets(probes)
+	// Each absent Get probes 4 tables; bloom(10) passes about 1% of them.
+	if min := int64(4 * probes * 95 / 100); full < min {
+		t.Fatalf("bloom database: %d filter hits over %d absent Gets on 4 tables, want at least %d", full, probes, min)
+	}
+	m.close()
+
+	// The trap: the levels alone leave Options.Filters without bloom.
+	m.open(levelsOnly(cuckoopolicy.FilterPolicy(10)))
+	if got := m.absentGets(probes); got != 0 {
+		t.Fatalf("levels set to cuckoo without Apply: %d filter hits on bloom tables, want 0 (bloom not registered)", got)
+	}
+	m.checkKeys()
+	m.close()
+
+	// Apply keeps the bloom tables filtered and writes cuckoo tables.
+	m.open(applied(cuckoopolicy.FilterPolicy(10)))
+	if got := m.absentGets(probes); got < full*95/100 {
+		t.Fatalf("after Apply(cuckoo): %d filter hits, want about %d as before the switch", got, full)
+	}
+	m.flushTables(2, perTable)
+	u := m.usage()
+	if u[bloomName].Tables != 4 || u[cuckooName].Tables != 2 {
+		t.Fatalf("after 2 flushes with cuckoo: level 0 usage %+v, want 4 bloom and 2 cuckoo tables", u)
+	}
+	if got, min := m.absentGets(probes), int64(6*probes*95/100); got < min {
+		t.Fatalf("mixed database: %d filter hits over %d absent Gets on 6 tables, want at least %d", got, probes, min)
+	}
+	m.checkKeys()
+	m.close()
+
+	// Rollback: bloom with Apply keeps the cuckoo tables filtered; the levels
+	// alone do not.
+	m.open(levelsOnly(bloom.FilterPolicy(10)))
+	if got, max := m.absentGets(probes), int64(4*probes); got > max {
+		t.Fatalf("rollback without Apply: %d filter hits, want at most %d (the 4 bloom tables only)", got, max)
+	}
+	m.close()
+	m.open(applied(bloom.FilterPolicy(10)))
+	if got, min := m.absentGets(probes), int64(6*probes*95/100); got < min {
+		t.Fatalf("rollback with Apply: %d filter hits, want at least %d", got, min)
+	}
+	m.checkKeys()
+	m.close()
+}
+
+// TestFilterUsageCompaction watches a switch complete: after a full manual
+// compaction every table carries the new policy, the rows add up to the LSM's
+// tables, and the filter costs about its budget per key.
+func TestFilterUsageCompaction(t *testing.T) {
+	m := newMigrationDB(t)
+	m.open(levelsOnly(bloom.FilterPolicy(10)))
+	m.flushTables(3, 2000)
+	m.close()
+	m.open(applied(cuckoopolicy.FilterPolicy(10)))
+	m.flushTables(2, 2000)
+
+	check := func(when string) []cuckoopolicy.Usage {
+		rows, err := cuckoopolicy.FilterUsage(m.db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		met := m.db.Metrics()
+		var tables, levelTables [7]int
+		var keys uint64
+		for i, u := range rows {
+			if i > 0 && (u.Level < rows[i-1].Level || u.Level == rows[i-1].Level && u.Policy <= rows[i-1].Policy) {
+				t.Fatalf("%s: rows out of order: %+v", when, rows)
+			}
+			tables[u.Level] += u.Tables
+			keys += u.Keys
+		}
+		for l := range levelTables {
+			levelTables[l] = int(met.Levels[l].TablesCount)
+		}
+		if tables != levelTables {
+			t.Fatalf("%s: usage counts tables per level %v, Metrics %v", when, tables, levelTables)
+		}
+		// Every key once, plus the two range-widening keys of each table
+		// (which compactions merge into one copy each).
+		if want := uint64(m.keys); keys < want || keys > want+2*uint64(m.tables) {
+			t.Fatalf("%s: usage counts %d entries, want %d keys and at most %d widening entries", when, keys, want, 2*m.tables)
+		}
+		return rows
+	}
+
+	before := check("before compaction")
+	var policies []string
+	for _, u := range before {
+		policies = append(policies, u.Policy)
+	}
+	wantPolicies := []string{bloomName, cuckooName}
+	slices.Sort(wantPolicies)
+	if got := strings.Join(policies, ","); got != strings.Join(wantPolicies, ",") {
+		t.Fatalf("before compaction: policies %q, want bloom and cuckoo on level 0", got)
+	}
+
+	if err := m.db.Compact(t.Context(), []byte("a"), []byte("z"), true); err != nil {
+		t.Fatal(err)
+	}
+	after := check("after compaction")
+	for _, u := range after {
+		if u.Policy != cuckooName {
+			t.Fatalf("after a full compaction: level %d has %d tables with policy %q, want only %q", u.Level, u.Tables, u.Policy, cuckooName)
+		}
+		// FilterPolicy(10) sizes each table's block to at most 10 bits a key,
+		// and at least 10 bits a key less one bucket (36 bits) and a byte.
+		lo := (10*u.Keys - uint64(u.Tables)*44) / 8
+		hi := 10*u.Keys/8 + uint64(u.Tables)
+		if u.FilterBytes < lo || u.FilterBytes > hi {
+			t.Fatalf("level %d: %d filter bytes for %d keys in %d tables (%.2f bits a key), want %d to %d", u.Level, u.FilterBytes, u.Keys, u.Tables, u.BitsPerKey(), lo, hi)
+		}
+	}
+	m.checkKeys()
+	// The compaction put every table in L6, whose filters Get never reads;
+	// prefix reads with UseL6Filters do.
+	if got := m.absentGets(probes); got != 0 {
+		t.Fatalf("after compaction into L6: %d filter hits over %d absent Gets, want 0 (Get skips L6 filters)", got, probes)
+	}
+	if got, min := m.absentPrefixReads(probes), int64(probes*95/100); got < min {
+		t.Fatalf("after compaction: %d filter hits over %d absent prefix reads with UseL6Filters, want at least %d", got, probes, min)
+	}
+	m.close()
+}
+
+// absentPrefixReads seeks n absent keys with SeekPrefixGE on an iterator that
+// reads L6 filters, and returns how many times a filter ruled out a table.
+func (m *migrationDB) absentPrefixReads(n int) int64 {
+	m.t.Helper()
+	before := m.db.Metrics().Filter.Hits
+	it, err := m.db.NewIter(&pebble.IterOptions{UseL6Filters: true})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	for i := range n {
+		if it.SeekPrefixGE(absent(i)) {
+			m.t.Fatalf("SeekPrefixGE(%q) found %q", absent(i), it.Key())
+		}
+	}
+	if err := it.Close(); err != nil {
+		m.t.Fatal(err)
+	}
+	return m.db.Metrics().Filter.Hits - before
+}
+
+func TestApplyKeepsFiltersAndIsIdempotent(t *testing.T) {
+	other := bloom.FilterPolicy(12)
+	custom := pebble.FilterPolicy(cuckoopolicy.Policy{FingerprintBits: 8})
+	opts := &pebble.Options{Filters: map[string]pebble.FilterPolicy{"custom": custom, bloomName: other}}
+	cuckoopolicy.Apply(opts, cuckoopolicy.FilterPolicy(16))
+	if opts.Filters["custom"] != custom || opts.Filters[bloomName] != other {
+		t.Fatalf("Apply replaced entries already there: %v", opts.Filters)
+	}
+	if opts.Filters[cuckooName] != cuckoopolicy.FilterPolicy(16) || len(opts.Filters) != 3 {
+		t.Fatalf("Filters = %v, want custom, %s and %s", opts.Filters, bloomName, cuckooName)
+	}
+	for i, l := range opts.Levels {
+		if l.FilterPolicy != cuckoopolicy.FilterPolicy(16) || l.FilterType != pebble.TableFilter {
+			t.Fatalf("level %d: policy %v type %v", i, l.FilterPolicy, l.FilterType)
+		}
+	}
+	snapshot := func(o *pebble.Options) string { return fmt.Sprint(o.Levels, o.Filters) }
+	once := snapshot(opts)
+	cuckoopolicy.Apply(opts, cuckoopolicy.FilterPolicy(16))
+	if again := snapshot(opts); again != once {
+		t.Fatalf("second Apply changed the options:\n%s\n%s", once, again)
+	}
+
+	fresh := &pebble.Options{}
+	cuckoopolicy.Apply(fresh, bloom.FilterPolicy(10))
+	want := map[string]pebble.FilterPolicy{bloomName: bloom.FilterPolicy(10), cuckooName: cuckoopolicy.FilterPolicy(10)}
+	if !reflect.DeepEqual(fresh.Filters, want) {
+		t.Fatalf("Apply(bloom) on empty options: Filters = %v, want %v", fresh.Filters, want)
+	}
+
+	none := &pebble.Options{}
+	cuckoopolicy.Apply(none, pebble.NoFilterPolicy)
+	if !reflect.DeepEqual(none.Filters, want) || none.Levels[3].FilterPolicy != pebble.NoFilterPolicy {
+		t.Fatalf("Apply(NoFilterPolicy): Filters = %v, L3 = %v; want both readers and no filter written", none.Filters, none.Levels[3].FilterPolicy)
+	}
+}
+
+func TestApplyNil(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts *pebble.Options
+		p    pebble.FilterPolicy
+		want string
+	}{
+		{"nil options", nil, cuckoopolicy.FilterPolicy(10), "nil *pebble.Options"},
+		{"nil policy", &pebble.Options{}, nil, "nil pebble.FilterPolicy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				r := recover()
+				if s, _ := r.(string); !strings.Contains(s, tc.want) {
+					t.Fatalf("recovered %v, want a panic naming %q", r, tc.want)
+				}
+				if tc.opts != nil && (tc.opts.Filters != nil || tc.opts.Levels[0].FilterPolicy != nil) {
+					t.Fatalf("the panicking Apply changed the options: %+v", tc.opts.Levels[0])
+				}
+			}()
+			cuckoopolicy.Apply(tc.opts, tc.p)
+		})
+	}
+}
+
+// TestFilterUsageClosed pins what FilterUsage does on a closed database: it
+// panics as Pebble's SSTables does.
+func TestFilterUsageClosed(t *testing.T) {
+	m := newMigrationDB(t)
+	m.open(applied(cuckoopolicy.FilterPolicy(10)))
+	m.flushTables(1, 10)
+	db := m.db
+	m.close()
+	defer func() {
+		if recover() == nil {
+			t.Fatal("FilterUsage on a closed database returned; want a panic, as db.SSTables")
+		}
+	}()
+	cuckoopolicy.FilterUsage(db)
+}
+
+// quietLogger drops Pebble's informational messages.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)         {}
+func (quietLogger) Errorf(f string, args ...any) { fmt.Printf(f+"\n", args...) }
+func (quietLogger) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }
