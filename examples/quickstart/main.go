@@ -1,5 +1,5 @@
 // Quickstart opens an embedded Pebble database in a temporary directory with
-// the cuckoo filter on all seven levels, loads keys in several flushes, and
+// the cuckoo filter on all seven levels (cuckoopolicy.Apply), loads keys in several flushes, and
 // reads present and absent keys. It prints what the filters did, beside the
 // same run with Pebble's bloom filter at the same bits per key.
 //
@@ -65,10 +65,9 @@ func run(p pebble.FilterPolicy, nkeys, flushes, gets int) (result, error) {
 		L0CompactionThreshold:       1 << 20,
 		L0StopWritesThreshold:       1 << 20,
 	}
-	for i := range opts.Levels {
-		opts.Levels[i].FilterPolicy = p
-		opts.Levels[i].FilterType = pebble.TableFilter
-	}
+	// p on all seven levels; bloom and cuckoo tables written before stay
+	// filtered whichever p is.
+	cuckoopolicy.Apply(opts, p)
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return result{}, err
