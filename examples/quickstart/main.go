@@ -1,7 +1,8 @@
 // Quickstart opens an embedded Pebble database in a temporary directory with
-// the cuckoo filter on all seven levels (cuckoopolicy.Apply), loads keys in several flushes, and
-// reads present and absent keys. It prints what the filters did, beside the
-// same run with Pebble's bloom filter at the same bits per key.
+// the cuckoo filter on all seven levels (cuckoopolicy.Apply), loads keys in
+// several flushes, and reads present and absent keys. It prints what the
+// filters did, beside the same run with Pebble's bloom filter at the same bits
+// per key.
 //
 //	go run ./examples/quickstart
 package main
