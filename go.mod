@@ -1,6 +1,6 @@
 module github.com/pebble-cuckoo/pebble-cuckoo
 
-go 1.26.8
+go 1.24.0
 
 require (
 	github.com/FastFilter/xorfilter v0.4.2-0.20260120015552-4e5a4d9df65a

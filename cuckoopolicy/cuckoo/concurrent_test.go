@@ -16,7 +16,9 @@ func TestConcurrent(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for w := range uint64(writers) {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			buf := make([]byte, 16)
 			for i := range uint64(perWriter) {
 				if err := c.Insert(dynKey(buf, w, i)); err != nil {
@@ -30,10 +32,12 @@ func TestConcurrent(t *testing.T) {
 					t.Errorf("writer %d: delete %d failed", w, i)
 				}
 			}
-		})
+		}()
 	}
 	for r := range uint64(2) {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			buf := make([]byte, 16)
 			for i := range uint64(perWriter) {
 				c.Contains(dynKey(buf, 100+r, i))
@@ -45,7 +49,7 @@ func TestConcurrent(t *testing.T) {
 					}
 				}
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	buf := make([]byte, 16)
@@ -80,7 +84,9 @@ func TestConcurrentReaders(t *testing.T) {
 	fillUntilFull(t, f, 1) // the stash is in use, so lookups read it too
 	var wg sync.WaitGroup
 	for r := range uint64(4) {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			buf := make([]byte, 16)
 			for i := range uint64(5000) {
 				if !f.Contains(dynKey(buf, 1, i)) {
@@ -88,7 +94,7 @@ func TestConcurrentReaders(t *testing.T) {
 				}
 				f.Contains(dynKey(buf, 2, i))
 			}
-		})
+		}()
 	}
 	wg.Wait()
 }

@@ -121,11 +121,13 @@ func ExampleConcurrent() {
 	c, _ := cuckoo.NewConcurrent(4000, cuckoo.Config{})
 	var wg sync.WaitGroup
 	for w := range 4 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for i := range 1000 {
 				c.Insert([]byte(strconv.Itoa(w) + "/" + strconv.Itoa(i)))
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	fmt.Println(c.Count(), c.Contains([]byte("3/999")))
