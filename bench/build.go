@@ -170,3 +170,76 @@ type dynAsFilter struct{ d dynFilter }
 func (f dynAsFilter) Contains(key []byte) bool { return f.d.Contains(key) }
 func (f dynAsFilter) Count(q *KeySet) int      { return countGeneric(f, q) }
 func (f dynAsFilter) Bytes() int               { return int(f.d.bits() / 8) }
+
+// writeBuild writes section 4: the build table, and the builds of the lookup
+// section's filters.
+func (r *Report) writeBuild(w *markdown) {
+	if !w.section("4. Build throughput and temporary memory", r.Build != nil) {
+		return
+	}
+	w.WriteString("Keys come from one flat buffer (generation not timed); the writer's AddKey for every key, then " +
+		"Finish. Five rounds interleave the filters; in each, a filter is built twice: *cold* is the first " +
+		"of the two, after two GCs, which finds the memory the other filters' builds left (fresh pages to fault in, pools the GCs " +
+		"emptied), *warm* the second, after one GC, which reuses what the first left, as back-to-back builds of sstables do. " +
+		"Both are the fastest of the 5 rounds; keys/s, ns/key and the throughput ratio are warm. A filter that " +
+		"allocates more per key pays more when cold. *alloc B/key* is runtime.MemStats.TotalAlloc after minus before, over the keys: every " +
+		"byte allocated during the build, freed or not, the output included, for the build that allocated most " +
+		"(the first: pools cold), and after the slash for the one that allocated least (pools warm); *temp B/key* " +
+		"subtracts the output from the first. It bounds the build's peak temporary memory from above. Binary fuse includes hashing the keys into a " +
+		"[]uint64 (8 bytes a key), which it needs. Each filter's ratio is to the Pebble bloom filter nearest " +
+		"in bits per key, named beside it: bloom(12) for plain f=12, the dynamic filter's inserts and the paper's " +
+		"configuration near the load threshold, " + KindHighLoadBuild + " (12.3 bits a key, most of its " +
+		"build in eviction walks).\n\n")
+	var rows [][]string
+	for _, p := range r.Build.Points {
+		ratio, cold := "", ""
+		if bp, ok := r.Build.Get(buildBase(p.Kind), p.KeyLen); ok {
+			ratio = fmt.Sprintf("%.2fx vs %s", p.KeysPerSec/bp.KeysPerSec, bp.Kind)
+			cold = fmt.Sprintf(" (%.2fx)", bp.ColdNsPerKey/p.ColdNsPerKey)
+		}
+		rows = append(rows, []string{p.Kind, fmt.Sprint(p.KeyLen), fmt.Sprint(p.Keys),
+			fmt.Sprintf("%.2fM", p.KeysPerSec/1e6), f1(p.NsPerKey), ratio, f1(p.ColdNsPerKey) + cold,
+			f1(p.AllocPerKey) + " / " + f1(p.WarmAlloc), f1(p.TempPerKey), f2(p.OutBitsPerKey)})
+	}
+	w.table([]string{"filter", "key bytes", "keys", "keys/s", "ns/key", "throughput ratio", "cold ns/key (ratio)", "alloc B/key (most / least)", "temp B/key", "output bits/key"}, rows)
+	if r.Lookup != nil && len(r.Lookup.Builds) > 0 {
+		w.WriteString("Builds of the lookup section's filters, one run each, key generation included " +
+			"(the beyond-cache ones show how build cost grows with the table):\n\n")
+		rows = nil
+		for _, p := range r.Lookup.Builds {
+			ratio := ""
+			for _, q := range r.Lookup.Builds {
+				if q.Kind == KindBloom && q.Keys == p.Keys && p.Kind != KindBloom {
+					ratio = fmt.Sprintf("%.2fx", p.KeysPerSec/q.KeysPerSec)
+				}
+			}
+			rows = append(rows, []string{p.Kind, fmt.Sprint(p.Keys), fmt.Sprintf("%.2fM", p.KeysPerSec/1e6), f1(p.NsPerKey), ratio, f2(p.OutBitsPerKey)})
+		}
+		w.table([]string{"filter", "keys", "keys/s", "ns/key", "throughput vs pebble bloom", "output bits/key"}, rows)
+	}
+}
+
+// buildVerdicts sets the budgeted builds and the build near the load
+// threshold beside Pebble's bloom.
+func (r *Report) buildVerdicts() []string {
+	bd := r.Build
+	if bd == nil {
+		return nil
+	}
+	var v []string
+	for _, kl := range []int{ShortKeyLen, LongKeyLen} {
+		c, ok1 := bd.Get("cuckoo FilterPolicy(10)", kl)
+		bl, ok2 := bd.Get("pebble bloom(10)", kl)
+		if ok1 && ok2 {
+			v = append(v, fmt.Sprintf("Build, %d-byte keys: cuckoo FilterPolicy(10) %.2fM keys/s, %.2fx Pebble's bloom(10) (cold: %.2fx); %.1f against %.1f bytes allocated per key (first build).",
+				kl, c.KeysPerSec/1e6, c.KeysPerSec/bl.KeysPerSec, bl.ColdNsPerKey/c.ColdNsPerKey, c.AllocPerKey, bl.AllocPerKey))
+		}
+	}
+	c, ok1 := bd.Get(KindHighLoadBuild, ShortKeyLen)
+	bl, ok2 := bd.Get(buildBase(KindHighLoadBuild), ShortKeyLen)
+	if ok1 && ok2 {
+		v = append(v, fmt.Sprintf("Build near the load threshold, %d-byte keys: %s %.2fM keys/s, %.2fx Pebble's bloom(12) (cold: %.2fx).",
+			ShortKeyLen, KindHighLoadBuild, c.KeysPerSec/1e6, c.KeysPerSec/bl.KeysPerSec, bl.ColdNsPerKey/c.ColdNsPerKey))
+	}
+	return v
+}

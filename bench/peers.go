@@ -314,3 +314,112 @@ func (f filterFunc) Count(q *KeySet) int {
 	return c
 }
 func (f filterFunc) Bytes() int { return 0 }
+
+// writePeers writes section 6: the Cuckoo Bloom filter against a standard
+// bloom filter, and the Go cuckoo-filter libraries against ours.
+func (r *Report) writePeers(w *markdown) {
+	if !w.section("6. Seed systems and peers", r.CBF != nil || r.Peers != nil) {
+		return
+	}
+	if len(r.CBF) > 0 {
+		r.writeCBF(w)
+	}
+	if len(r.Peers) > 0 {
+		r.writePeerTable(w)
+	}
+}
+
+func (r *Report) writeCBF(w *markdown) {
+	fmt.Fprintf(w, "**Cuckoo Bloom filter (Mun and Lim)**, implemented in bench/cbf.go from its description "+
+		"(see the doc comment there for the choices it leaves open). |S| members, |U| = 3|S|: FPR over the "+
+		"2|S| non-members, mean of %d runs, at %.1f bits per member for both filters; the standard bloom "+
+		"filter uses k = round(bits·ln 2). The CBF's cell width f and positions k are not given in its description: "+
+		"the first size sweeps f = 2..8, k = 1..3 and the best configuration is shown and used for the other sizes.\n\n",
+		r.Config.CBFRuns, r.Config.CBFBitsPerItem)
+	var rows [][]string
+	for _, x := range r.CBF {
+		paper := ""
+		if p, ok := MunLimTable1[x.LogS]; ok {
+			paper = fmt.Sprintf("%.3f / %.3f", p[0], p[1])
+		}
+		rows = append(rows, []string{fmt.Sprintf("2^%d", x.LogS), fmt.Sprintf("f=%d k=%d", x.F, x.K),
+			fmt.Sprintf("%.4f", x.CBF), fmt.Sprintf("%.4f", x.Bloom), fmt.Sprintf("%.4f", x.BloomTheory),
+			pct(x.Wildcards), fmt.Sprint(x.FalseNeg), paper})
+	}
+	w.table([]string{"|S|", "CBF config", "CBF FPR", "bloom FPR", "bloom theory", "wildcard cells", "false negatives", "paper CBF / bloom"}, rows)
+	for _, row := range r.CBF {
+		if len(row.Sweep) < 2 {
+			continue
+		}
+		var sw []string
+		for _, s := range row.Sweep {
+			sw = append(sw, fmt.Sprintf("f=%d,k=%d: %.3f", s.F, s.K, s.FPR))
+		}
+		fmt.Fprintf(w, "CBF FPR by (f, k) at |S| = 2^%d: %s.\n\n", row.LogS, strings.Join(sw, "; "))
+	}
+}
+
+func (r *Report) writePeerTable(w *markdown) {
+	fmt.Fprintf(w, "**Go cuckoo-filter libraries against cuckoo.Filter**, grouped by fingerprint size (equal "+
+		"memory per slot). Capacity %d keys (95%% of a power of two, so the power-of-two libraries run at 95%% "+
+		"load); then %d more inserts past capacity. *lost* counts keys whose insert reported success and that "+
+		"a lookup later misses: false negatives. Lookup ns: the fastest of 3 timed loops of at least %s over 2^20 (or capacity) queries.\n\n",
+		r.Peers[0].Capacity, r.Peers[0].Over, r.Config.LookupMinTime)
+	var rows [][]string
+	for _, p := range r.Peers {
+		if p.Note != "" {
+			rows = append(rows, []string{p.Name, p.FingerprintBits, p.Note, "", "", "", "", "", "", "", ""})
+			continue
+		}
+		rows = append(rows, []string{p.Name, p.FingerprintBits, f2(p.BitsPerItem), pct(p.LoadAtCap), pct(p.FPR),
+			f1(p.InsertNs), f1(p.LookupNegNs), f1(p.LookupPosNs),
+			fmt.Sprintf("%d / %d", p.FailedAtCap, p.LostAtCap), fmt.Sprintf("%d / %d", p.FailedOver, p.LostOver),
+			f1(p.OverInsertNs)})
+	}
+	w.table([]string{"implementation", "f", "bits/item", "load", "FPR", "insert ns", "lookup ns (absent)",
+		"lookup ns (present)", "at capacity: failed / lost", "past capacity: failed / lost", "insert ns past capacity"}, rows)
+}
+
+// peerVerdicts: the libraries that lose keys, the dynamic filter's speed
+// beside each, and the Cuckoo Bloom filter against a standard bloom filter.
+func (r *Report) peerVerdicts() []string {
+	var v []string
+	for _, p := range r.Peers {
+		if p.Note != "" {
+			continue
+		}
+		if p.LostAtCap > 0 || p.LostOver > 0 {
+			v = append(v, fmt.Sprintf("%s (%s-bit) loses keys: %d false negatives at capacity, %d after inserting past it.", p.Name, p.FingerprintBits, p.LostAtCap, p.LostOver))
+		}
+	}
+	v = append(v, peerSpeed(r.Peers)...)
+	for _, row := range r.CBF {
+		w := "below"
+		if row.CBF >= row.Bloom {
+			w = "not below"
+		}
+		v = append(v, fmt.Sprintf("Cuckoo Bloom filter at |S| = 2^%d, %.1f bits/member: FPR %.4f, %s the standard bloom filter's %.4f (paper: %.3f vs %.3f).",
+			row.LogS, row.BitsPerItem, row.CBF, w, row.Bloom, MunLimTable1[row.LogS][0], MunLimTable1[row.LogS][1]))
+	}
+	return v
+}
+
+// peerSpeed sets the dynamic filter's insert and lookup times beside each Go
+// library's at the same fingerprint size, as ratios (above 1: ours slower).
+func peerSpeed(rows []PeerRow) []string {
+	var v []string
+	for _, p := range rows {
+		if p.Note != "" || strings.HasPrefix(p.Name, "ours") || p.InsertNs <= 0 || p.LookupNegNs <= 0 || p.LookupPosNs <= 0 {
+			continue
+		}
+		for _, o := range rows {
+			if !strings.HasPrefix(o.Name, "ours") || o.FingerprintBits != p.FingerprintBits {
+				continue
+			}
+			v = append(v, fmt.Sprintf("Dynamic filter against %s (%s-bit): %s takes %.2fx its time per insert (%.1f against %.1f ns), %.2fx per absent lookup and %.2fx per present lookup.",
+				p.Name, p.FingerprintBits, o.Name, o.InsertNs/p.InsertNs, o.InsertNs, p.InsertNs, o.LookupNegNs/p.LookupNegNs, o.LookupPosNs/p.LookupPosNs))
+			break
+		}
+	}
+	return v
+}

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sync"
 
+	"gonum.org/v1/plot/plotter"
+
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
@@ -296,4 +298,146 @@ func SimulateLoad(logM, f, maxKicks int, seed uint64, pr *progress) float64 {
 			pr.Tick("%d inserted", k)
 		}
 	}
+}
+
+// staticLoadTargets judges the static builder's load: at least
+// StaticLoadTarget for f >= 8, in every run.
+func (r *Report) staticLoadTargets() []Target {
+	name := fmt.Sprintf("static builder load >= 97.5%% for f >= 8 (asked for %.3f)", StaticLoadTarget)
+	ok, n, lo, loF := true, 0, 1.0, 0
+	if r.Load != nil {
+		for _, row := range r.Load.Rows {
+			if row.F >= 8 && row.Static.Valid() {
+				n++
+				if row.Static.Min < lo {
+					lo, loF = row.Static.Min, row.F
+				}
+				if row.Static.Min < 0.975-loadSlack {
+					ok = false
+				}
+			}
+		}
+	}
+	return []Target{newTarget(name, ok, n > 0, "lowest load over %d sizes and all runs: %s at f=%d", n, pct(lo), loF)}
+}
+
+// loadSlack absorbs the rounding of key and bucket counts in the load
+// target (4*2^L*0.975 keys need not divide evenly).
+const loadSlack = 1e-4
+
+// table2Targets sets the load table beside the paper's Table 2 from f = 6
+// up: the simulation of the paper's scheme must match it within a point;
+// the dynamic filter must be no more than a point below it (its stash and
+// eviction differ from the paper's, and higher is better).
+func (r *Report) table2Targets() []Target {
+	ok, n, worst, worstF := r.table2Gap(func(r LoadRow) Stat { return r.Sim }, false)
+	sim := newTarget("simulation of the paper's scheme within 1 point of its Table 2 for f >= 6", ok, n > 0,
+		"%d sizes at 2^%d buckets; largest gap %.2f points at f=%d", n, r.loadLog(), 100*worst, worstF)
+	ok, n, worst, worstF = r.table2Gap(func(r LoadRow) Stat { return r.Dynamic }, true)
+	dyn := newTarget("dynamic filter load no more than 1 point below the paper's Table 2 for f >= 6 (a check of our own: "+
+		"the issue's target is the simulation's; the dynamic filter's walks look a step ahead, so it may load higher)", ok, n > 0,
+		"%d sizes at 2^%d buckets; largest shortfall %.2f points at f=%d (negative: above the paper)", n, r.loadLog(), 100*worst, worstF)
+	return []Target{sim, dyn}
+}
+
+// table2Gap compares one column of the load table with the paper's Table 2
+// for f >= 6: the largest gap (or, if below, the largest shortfall) and
+// whether it stays within a point.
+func (r *Report) table2Gap(get func(LoadRow) Stat, below bool) (ok bool, n int, worst float64, worstF int) {
+	ok = true
+	if r.Load == nil {
+		return
+	}
+	for _, row := range r.Load.Rows {
+		paper, has := PaperTable2[row.F]
+		if row.F < 6 || !has || !get(row).Valid() {
+			continue
+		}
+		n++
+		d := get(row).Mean - paper
+		if below {
+			d = -d
+		} else {
+			d = math.Abs(d)
+		}
+		if d > worst || n == 1 {
+			worst, worstF = d, row.F
+		}
+		if d > 0.01 {
+			ok = false
+		}
+	}
+	return
+}
+
+func (r *Report) loadLog() int {
+	if r.Load == nil {
+		return 0
+	}
+	return r.Load.LogBuckets
+}
+
+func (r *Report) writeLoad(w *markdown) {
+	if !w.section("1. Load factor against fingerprint size (the paper's Table 2)", r.Load != nil) {
+		return
+	}
+	l := r.Load
+	fmt.Fprintf(w, "Tables of 2^%d buckets of 4 slots, %d kicks, mean of %d runs (variance in points², min..max). "+
+		"**Simulation**: a partial-key table in bench built to the paper's recipe (power-of-two buckets, "+
+		"alt = i XOR tag·0x5bd1e995, tag 0 mapped to 1, random-walk eviction), filled until the first failure. "+
+		"**Dynamic**: cuckoo.Filter (partial-key hashing), insert until ErrFull, LoadFactor. "+
+		"**Static**: the sstable builder, Policy{FingerprintBits: f, LoadFactor: L} over 4·2^%d·L keys%s, "+
+		"Inspect's LoadFactor (the builder grows the table when it cannot place every key), %d runs, asked for "+
+		"L = %.3f and for L = %.2f, above the (2,4) threshold of about 97.7%%.\n\n"+
+		"Small fingerprints fail early because few tags share few alternate buckets, and more so in a larger "+
+		"table (more places for the first overflow): rows for f < 6 match the paper only at its 2^25 buckets.\n\n",
+		l.LogBuckets, l.MaxKicks, l.Runs, l.StaticLogBuckets, staticSizeNote(l), l.StaticRuns, StaticLoadTarget, StaticLoadMax)
+	st := func(s Stat, note string) string {
+		if !s.Valid() {
+			if note == "" {
+				note = "n/a"
+			}
+			return note
+		}
+		return fmt.Sprintf("%.2f%% (var %.3f, %.2f..%.2f)", 100*s.Mean, 1e4*s.Variance, 100*s.Min, 100*s.Max)
+	}
+	var rows [][]string
+	var sim, dyn, stc, stm, paper plotter.XYs
+	for _, row := range l.Rows {
+		p := ""
+		if v, ok := PaperTable2[row.F]; ok {
+			p = pct(v)
+			paper = append(paper, plotter.XY{X: float64(row.F), Y: 100 * v})
+		}
+		rows = append(rows, []string{fmt.Sprint(row.F), p, st(row.Sim, ""), st(row.Dynamic, row.DynamicNote),
+			st(row.Static, row.StaticNote), st(row.StaticMax, row.StaticNote)})
+		if row.Sim.Valid() {
+			sim = append(sim, plotter.XY{X: float64(row.F), Y: 100 * row.Sim.Mean})
+		}
+		if row.Dynamic.Valid() {
+			dyn = append(dyn, plotter.XY{X: float64(row.F), Y: 100 * row.Dynamic.Mean})
+		}
+		if row.Static.Valid() {
+			stc = append(stc, plotter.XY{X: float64(row.F), Y: 100 * row.Static.Mean})
+		}
+		if row.StaticMax.Valid() {
+			stm = append(stm, plotter.XY{X: float64(row.F), Y: 100 * row.StaticMax.Mean})
+		}
+	}
+	w.table([]string{"f", "paper", "simulation (paper's scheme)", "dynamic cuckoo.Filter",
+		fmt.Sprintf("static, asked %.3f", StaticLoadTarget), fmt.Sprintf("static, asked %.2f", StaticLoadMax)}, rows)
+	w.plot("load.png", "Load factor vs fingerprint bits", "fingerprint bits f", "load factor (%)", false, legendBottomRight, 1,
+		[]curve{{name: "paper (Table 2)", xy: paper, points: true}, {name: "simulation", xy: sim},
+			{name: "dynamic cuckoo.Filter", xy: dyn}, {name: fmt.Sprintf("static, asked %.3f", StaticLoadTarget), xy: stc},
+			{name: fmt.Sprintf("static, asked %.2f", StaticLoadMax), xy: stm}})
+}
+
+// staticSizeNote explains a static builder's table smaller than the others.
+func staticSizeNote(l *LoadResult) string {
+	if l.StaticLogBuckets >= l.LogBuckets {
+		return ""
+	}
+	return fmt.Sprintf(" (2^%d buckets, not 2^%d: the column makes 26 builds a run, and at 4·2^%d keys each "+
+		"takes a minute or more, two attempts when asked above the threshold)",
+		l.StaticLogBuckets, l.LogBuckets, l.LogBuckets)
 }
