@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -16,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
 )
 
 // Block kinds a read is classified into, from each table's layout.
@@ -27,69 +27,19 @@ const (
 	numBlockKinds
 )
 
-// ioCounter counts ReadAt calls and bytes on sstables by block kind.
-type ioCounter struct {
-	mu      sync.Mutex
-	on      bool
-	layouts map[string]map[int64]int // file base name -> block offset -> kind
-	reads   [numBlockKinds]int64
-	bytes   [numBlockKinds]int64
-}
-
-func (c *ioCounter) record(name string, off int64, n int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.on {
-		return
-	}
-	kind := blockOther
-	if l, ok := c.layouts[path.Base(name)]; ok {
-		if k, ok := l[off]; ok {
-			kind = k
+// blockCounts sums what a CountingFS read since its last Reset by block
+// kind, given each table's layout (file base name -> block offset -> kind).
+func blockCounts(cfs *pebbletest.CountingFS, layouts map[string]map[int64]int) (reads, bytes [numBlockKinds]int64) {
+	cfs.Each(func(file string, off int64, r pebbletest.Reads) {
+		kind, ok := layouts[file][off]
+		if !ok {
+			kind = blockOther
 		}
-	}
-	c.reads[kind]++
-	c.bytes[kind] += int64(n)
+		reads[kind] += r.N
+		bytes[kind] += r.Bytes
+	})
+	return reads, bytes
 }
-
-func (c *ioCounter) reset(on bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.on = on
-	c.reads, c.bytes = [numBlockKinds]int64{}, [numBlockKinds]int64{}
-}
-
-// countingFS wraps a vfs.FS and counts every ReadAt on files it opens.
-type countingFS struct {
-	vfs.FS
-	c *ioCounter
-}
-
-func (fs countingFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
-	f, err := fs.FS.Open(name, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return &countingFile{File: f, name: name, c: fs.c}, nil
-}
-
-type countingFile struct {
-	vfs.File
-	name string
-	c    *ioCounter
-}
-
-func (f *countingFile) ReadAt(p []byte, off int64) (int, error) {
-	n, err := f.File.ReadAt(p, off)
-	f.c.record(f.name, off, n)
-	return n, err
-}
-
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...any)         {}
-func (quietLogger) Errorf(string, ...any)        {}
-func (quietLogger) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }
 
 // ReadAmpIO is what one operation read, on average.
 type ReadAmpIO struct {
@@ -173,18 +123,19 @@ func MeasureReadAmp(c Config, pr *progress) (*ReadAmpResult, error) {
 func readAmpOne(c Config, valueLen int, name string, pol pebble.FilterPolicy, pr *progress) (row ReadAmpRow, err error) {
 	row.Policy = name
 	mem := vfs.NewMem()
-	cnt := &ioCounter{}
+	cfs := pebbletest.NewCountingFS(mem)
+	var layouts map[string]map[int64]int
 	cache := pebble.NewCache(1)
 	defer cache.Unref()
 	opts := &pebble.Options{
-		FS:                          countingFS{mem, cnt},
+		FS:                          cfs,
 		Cache:                       cache,
 		DisableAutomaticCompactions: true,
 		L0CompactionThreshold:       1 << 20,
 		L0StopWritesThreshold:       1 << 20,
 		MemTableSize:                64 << 20,
 		FormatMajorVersion:          pebble.FormatNewest,
-		Logger:                      quietLogger{},
+		Logger:                      pebbletest.QuietLogger{},
 	}
 	for l := range opts.Levels {
 		opts.Levels[l].FilterPolicy = pol
@@ -226,9 +177,7 @@ func readAmpOne(c Config, valueLen int, name string, pol pebble.FilterPolicy, pr
 		if err != nil {
 			return tables, filterPerKey, err
 		}
-		cnt.mu.Lock()
-		defer cnt.mu.Unlock()
-		cnt.layouts = map[string]map[int64]int{}
+		layouts = map[string]map[int64]int{}
 		var fsz, ents [7]uint64
 		for l, files := range levels {
 			for _, f := range files {
@@ -240,7 +189,7 @@ func readAmpOne(c Config, valueLen int, name string, pol pebble.FilterPolicy, pr
 				if err != nil {
 					return tables, filterPerKey, err
 				}
-				cnt.layouts[fn] = m
+				layouts[fn] = m
 			}
 			if ents[l] > 0 {
 				filterPerKey[l] = float64(fsz[l]) / float64(ents[l])
@@ -261,7 +210,7 @@ func readAmpOne(c Config, valueLen int, name string, pol pebble.FilterPolicy, pr
 			}
 		}
 		m0 := d.Metrics().Filter
-		cnt.reset(true)
+		cfs.Reset()
 		start := time.Now()
 		for i := range n {
 			if err := op(i); err != nil {
@@ -273,20 +222,18 @@ func readAmpOne(c Config, valueLen int, name string, pol pebble.FilterPolicy, pr
 		}
 		el := time.Since(start)
 		m1 := d.Metrics().Filter
-		cnt.mu.Lock()
-		defer cnt.mu.Unlock()
-		cnt.on = false
+		reads, nbytes := blockCounts(cfs, layouts)
 		f := float64(n)
 		io := ReadAmpIO{
-			DataBlocks: float64(cnt.reads[blockData]) / f, DataBytes: float64(cnt.bytes[blockData]) / f,
-			FilterBytes: float64(cnt.bytes[blockFilter]) / f, IndexBytes: float64(cnt.bytes[blockIndex]) / f,
-			OtherBytes: float64(cnt.bytes[blockOther]) / f,
+			DataBlocks: float64(reads[blockData]) / f, DataBytes: float64(nbytes[blockData]) / f,
+			FilterBytes: float64(nbytes[blockFilter]) / f, IndexBytes: float64(nbytes[blockIndex]) / f,
+			OtherBytes: float64(nbytes[blockOther]) / f,
 			FilterHits: float64(m1.Hits-m0.Hits) / f, FilterMiss: float64(m1.Misses-m0.Misses) / f,
 			Ns: float64(el.Nanoseconds()) / f,
 		}
 		for k := range numBlockKinds {
-			io.TotalBytes += float64(cnt.bytes[k]) / f
-			io.Reads += float64(cnt.reads[k]) / f
+			io.TotalBytes += float64(nbytes[k]) / f
+			io.Reads += float64(reads[k]) / f
 		}
 		return io, nil
 	}

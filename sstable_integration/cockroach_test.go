@@ -15,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
 )
 
 // crdbOptions are dbOptions with CockroachDB's key encoding: Comparer.Split
@@ -179,12 +180,12 @@ func absentPrefixProbes(t *testing.T, db *pebble.DB, absent []string) sstable.Fi
 // by the filter. Every version stays readable through prefixes and Get, and
 // after more versions are flushed into L0 on top.
 func TestCockroachL6(t *testing.T) {
-	seed := testSeed(t)
-	n, m := scale(3000, 10000, 50000), scale(8000, 20000, 200000)
+	seed := pebbletest.Seed(t)
+	n, m := pebbletest.Scale(3000, 10000, 50000), pebbletest.Scale(8000, 20000, 200000)
 	const target = 0.995
 	for _, f := range dbFormats {
 		t.Run(f.name, func(t *testing.T) {
-			rng := newRand(seed)
+			rng := pebbletest.Rand(seed)
 			d := mvccData{}
 			var roaches []string
 			for len(roaches) < n {

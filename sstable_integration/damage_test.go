@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable/block"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
 )
 
 // damageOutcome is what reading a damaged table gave.
@@ -93,7 +94,7 @@ type damageFixture struct {
 
 func newDamageFixture(t *testing.T, tf sstable.TableFormat, seed uint64, n int) *damageFixture {
 	t.Helper()
-	present, absent := tableKeys(newRand(seed), n, n)
+	present, absent := tableKeys(pebbletest.Rand(seed), n, n)
 	fs := vfs.NewMem()
 	wo := sstable.WriterOptions{
 		TableFormat:  tf,
@@ -187,8 +188,8 @@ func (d *damageFixture) fixChecksum(file []byte) {
 //     be lost.
 //   - Files truncated inside the filter block: opening fails.
 func TestDamagedFilterBlock(t *testing.T) {
-	seed := testSeed(t)
-	n := scale(150, 300, 1000)
+	seed := pebbletest.Seed(t)
+	n := pebbletest.Scale(150, 300, 1000)
 	for _, tf := range []sstable.TableFormat{sstable.TableFormatMinSupported, sstable.TableFormatMax} {
 		t.Run(tf.String(), func(t *testing.T) {
 			d := newDamageFixture(t, tf, seed, n)
@@ -347,10 +348,10 @@ func (w damagingWriter) Finish(dst []byte) []byte {
 // value or an error, never "not found" for a key that exists, and the damage
 // is reported.
 func TestDamagedFilterInDB(t *testing.T) {
-	seed := testSeed(t)
+	seed := pebbletest.Seed(t)
 	for _, f := range dbFormats {
 		t.Run(f.name, func(t *testing.T) {
-			rng := newRand(seed)
+			rng := pebbletest.Rand(seed)
 			fs := vfs.NewMem()
 			o := dbOptions(fs, f, cuckoopolicy.FilterPolicy(10))
 			o.DisableAutomaticCompactions = true
@@ -363,7 +364,7 @@ func TestDamagedFilterInDB(t *testing.T) {
 			want := oracle{}
 			// Small tables: on a checksum mismatch Pebble searches the block
 			// for a single flipped bit, at a cost quadratic in its size.
-			writeInterleaved(t, db, "k", scale(1000, 2000, 8000), 4, want)
+			writeInterleaved(t, db, "k", pebbletest.Scale(1000, 2000, 8000), 4, want)
 			tables := liveTables(t, db, fs, "db")
 			closeDB(t, db)
 

@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
 )
 
 // key returns the i-th key of a keyspace: fixed width, so that keys sort by i.
@@ -116,12 +117,12 @@ func absentGets(t testing.TB, db *pebble.DB, absent [][]byte) sstable.FilterMetr
 // present key is found, every absent one is not, each absent Get consults all
 // eight filters, and the filters skip nearly all of them.
 func TestDBOverlappingL0(t *testing.T) {
-	seed := testSeed(t)
+	seed := pebbletest.Seed(t)
 	const tables = 8
-	n, m := scale(4000, 16000, 64000), scale(1000, 4000, 20000)
+	n, m := pebbletest.Scale(4000, 16000, 64000), pebbletest.Scale(1000, 4000, 20000)
 	for _, f := range dbFormats {
 		t.Run(f.name, func(t *testing.T) {
-			rng := newRand(seed)
+			rng := pebbletest.Rand(seed)
 			fs := vfs.NewMem()
 			o := dbOptions(fs, f, cuckoopolicy.FilterPolicy(10))
 			o.DisableAutomaticCompactions = true
@@ -154,11 +155,11 @@ func TestDBOverlappingL0(t *testing.T) {
 // db.Get and plain iterators never consult L6 filters; iterators with
 // UseL6Filters do, and skip absent keys without losing present ones.
 func TestDBL6Filters(t *testing.T) {
-	seed := testSeed(t)
-	n, m := scale(4000, 16000, 64000), scale(1000, 4000, 20000)
+	seed := pebbletest.Seed(t)
+	n, m := pebbletest.Scale(4000, 16000, 64000), pebbletest.Scale(1000, 4000, 20000)
 	for _, f := range dbFormats {
 		t.Run(f.name, func(t *testing.T) {
-			rng := newRand(seed)
+			rng := pebbletest.Rand(seed)
 			fs := vfs.NewMem()
 			db := openDB(t, "db", dbOptions(fs, f, cuckoopolicy.FilterPolicy(12)))
 			defer closeDB(t, db)
@@ -207,11 +208,11 @@ type snapshotCheck struct {
 // since any instance reads any block) against a map oracle, and checks the
 // database and every open snapshot against it at every checkpoint.
 func TestDBWorkload(t *testing.T) {
-	seed := testSeed(t)
-	rounds := scale(12, 30, 150)
+	seed := pebbletest.Seed(t)
+	rounds := pebbletest.Scale(12, 30, 150)
 	for _, f := range dbFormats {
 		t.Run(f.name, func(t *testing.T) {
-			rng := newRand(seed)
+			rng := pebbletest.Rand(seed)
 			fs := vfs.NewMem()
 			policies := []pebble.FilterPolicy{
 				cuckoopolicy.FilterPolicy(10),
@@ -354,12 +355,12 @@ func TestDBWorkload(t *testing.T) {
 // TestDBReopen closes and reopens a database, with the same policy and with
 // another instance of the family, and finds every key with the filters used.
 func TestDBReopen(t *testing.T) {
-	seed := testSeed(t)
+	seed := pebbletest.Seed(t)
 	for _, f := range dbFormats {
 		t.Run(f.name, func(t *testing.T) {
-			rng := newRand(seed)
+			rng := pebbletest.Rand(seed)
 			fs := vfs.NewMem()
-			n := scale(2000, 6000, 20000)
+			n := pebbletest.Scale(2000, 6000, 20000)
 			want := oracle{}
 			db := openDB(t, "db", dbOptions(fs, f, cuckoopolicy.FilterPolicy(10)))
 			writeInterleaved(t, db, "k", n, 4, want)
@@ -383,12 +384,12 @@ func TestDBReopen(t *testing.T) {
 // database's keys and not; every key stays readable, before and after a
 // reopen, and the ingested cuckoo filters skip absent keys.
 func TestDBIngest(t *testing.T) {
-	seed := testSeed(t)
+	seed := pebbletest.Seed(t)
 	for _, f := range dbFormats {
 		t.Run(f.name, func(t *testing.T) {
-			rng := newRand(seed)
+			rng := pebbletest.Rand(seed)
 			fs := vfs.NewMem()
-			n := scale(2000, 6000, 20000)
+			n := pebbletest.Scale(2000, 6000, 20000)
 			o := dbOptions(fs, f, cuckoopolicy.FilterPolicy(10))
 			db := openDB(t, "db", o)
 			want := oracle{}
@@ -461,7 +462,7 @@ func TestDBIngest(t *testing.T) {
 // the policy on every level, Options.Parse rebuilds it, and a database opened
 // with the parsed options uses the filters and finds every key.
 func TestOptionsRoundTrip(t *testing.T) {
-	seed := testSeed(t)
+	seed := pebbletest.Seed(t)
 	hooks := &pebble.ParseHooks{NewFilterPolicy: cuckoopolicy.ParseFilterPolicy}
 
 	// A mix of policies survives Options.String and Options.Parse per level.
@@ -492,9 +493,9 @@ func TestOptionsRoundTrip(t *testing.T) {
 	// A database's own OPTIONS file.
 	for _, f := range dbFormats {
 		t.Run(f.name, func(t *testing.T) {
-			rng := newRand(seed)
+			rng := pebbletest.Rand(seed)
 			fs := vfs.NewMem()
-			n := scale(2000, 4000, 20000)
+			n := pebbletest.Scale(2000, 4000, 20000)
 			want := oracle{}
 			db := openDB(t, "db", dbOptions(fs, f, cuckoopolicy.FilterPolicy(12)))
 			writeInterleaved(t, db, "k", n, 3, want)
@@ -528,7 +529,7 @@ func TestOptionsRoundTrip(t *testing.T) {
 				}
 			}
 			o.FS = fs
-			o.Logger = quietLogger{}
+			o.Logger = pebbletest.QuietLogger{}
 			db = openDB(t, "db", &o)
 			absent := absentOdd(rng, "k", n, n/2)
 			checkReader(t, "reopened with parsed options", db, bytes.Compare, want, absent)
@@ -573,10 +574,10 @@ func readAll(t testing.TB, fs vfs.FS, path string) string {
 // with both families registered; a final full compaction leaves only the last
 // policy's tables.
 func TestDBSwitchPolicies(t *testing.T) {
-	seed := testSeed(t)
+	seed := pebbletest.Seed(t)
 	for _, f := range dbFormats {
 		t.Run(f.name, func(t *testing.T) {
-			rng := newRand(seed)
+			rng := pebbletest.Rand(seed)
 			fs := vfs.NewMem()
 			const nk, np = 4000, 500
 			phases := []pebble.FilterPolicy{
@@ -587,7 +588,7 @@ func TestDBSwitchPolicies(t *testing.T) {
 				bloom.FilterPolicy(12),
 				cuckoopolicy.Policy{FingerprintBits: 14},
 			}
-			if long() {
+			if pebbletest.Long() {
 				phases = append(phases, phases...)
 			}
 			want := oracle{}

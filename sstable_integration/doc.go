@@ -33,20 +33,22 @@
 //     flips with and without a fixed-up block checksum, truncations,
 //     extensions): Pebble reports an error or reads correctly.
 //   - readamp_test.go: data blocks read per absent Get through eight
-//     overlapping L0 tables, counted by a vfs.FS wrapper (countfs_test.go)
+//     overlapping L0 tables, counted by a vfs.FS wrapper (pebbletest.CountingFS)
 //     with a one-byte block cache: cuckoo(B)/bloom(B) at most 0.70 at B=10
 //     and 0.10 at B=16, in both table formats, cuckoo fewer by at least three
 //     standard deviations.
-//   - harness_test.go: flags, options, the oracle and its checks.
+//   - harness_test.go: flags, options, the oracle and its checks; the
+//     fixtures shared with bench (counting FS, logger, seeds, the long-run
+//     switch) are in package pebbletest.
 //
 // Running:
 //
 //	go test ./sstable_integration/                      # default, about half a minute on 2 cores
 //	go test -short ./sstable_integration/               # smaller sizes, fewer metamorphic seeds
-//	PEBBLE_CUCKOO_LONG=1 go test -timeout 2h ./sstable_integration/   # or -long: 200 metamorphic seeds, larger sizes
+//	PEBBLE_CUCKOO_LONG=1 go test -timeout 2h ./sstable_integration/   # 200 metamorphic seeds, larger sizes
 //
-// Flags (after the package path): -seed=N replays the randomized tests with a
-// printed seed; -metamorphic.seeds=N runs N metamorphic seeds;
-// -metamorphic.seed=S with -metamorphic.ops=K replays one printed seed;
-// -long is the same as PEBBLE_CUCKOO_LONG=1.
+// Every randomized test logs its seed, which a failure prints:
+// PEBBLE_CUCKOO_SEED=N replays it. Flags (after the package path):
+// -metamorphic.seeds=N runs N metamorphic seeds; -metamorphic.seed=S with
+// -metamorphic.ops=K replays one printed seed.
 package sstableintegration

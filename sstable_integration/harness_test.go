@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sort"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -20,49 +18,16 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
 )
 
-// Flags and the environment switch for longer runs; doc.go lists them.
+// Flags of the metamorphic test; doc.go lists them with the environment
+// variables of pebbletest.
 var (
-	flagSeed      = flag.Uint64("seed", 0, "seed for the randomized tests (0: from the clock; every test prints the seed it used)")
-	flagLong      = flag.Bool("long", false, "run the long versions of every scenario (same as PEBBLE_CUCKOO_LONG=1)")
 	flagMetaSeeds = flag.Int("metamorphic.seeds", 0, "number of metamorphic seeds to run (0: 8, 2 with -short, 200 when long)")
 	flagMetaSeed  = flag.Uint64("metamorphic.seed", 0, "run the metamorphic comparison for this one seed only")
 	flagMetaOps   = flag.Int("metamorphic.ops", 0, "operations per metamorphic run (0: 5000, 2000 with -short, 10000 when long)")
 )
-
-// long reports whether the long runs were asked for, by -long or by
-// PEBBLE_CUCKOO_LONG=1.
-func long() bool {
-	return *flagLong || os.Getenv("PEBBLE_CUCKOO_LONG") == "1"
-}
-
-// scale picks a size for the current mode: -short, default, or long.
-func scale(short, normal, lng int) int {
-	switch {
-	case long():
-		return lng
-	case testing.Short():
-		return short
-	default:
-		return normal
-	}
-}
-
-// testSeed returns the seed of one test and prints it, so that any failure can
-// be replayed with -seed.
-func testSeed(t testing.TB) uint64 {
-	s := *flagSeed
-	if s == 0 {
-		s = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (replay with -seed=%d)", s, s)
-	return s
-}
-
-func newRand(seed uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, 0x5eed_c0c0_f11e))
-}
 
 // cuckooName is the on-disk identifier of the policy: the metaindex holds
 // "fullfilter." + cuckooName and the OPTIONS file filter_policy=cuckooName.
@@ -86,26 +51,13 @@ var dbFormats = []dbFormat{
 	{"columnar", pebble.FormatNewest},
 }
 
-// quietLogger drops Pebble's info messages and prints errors to stderr (a
-// background goroutine may log after its test has finished, so testing.T's
-// Logf cannot be used).
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...any) {}
-func (quietLogger) Errorf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
-}
-func (quietLogger) Fatalf(format string, args ...any) {
-	panic(fmt.Sprintf("pebble: "+format, args...))
-}
-
 // dbOptions returns options with policy set on all seven levels (L0's default
 // is no filter, so leaving any level unset would leave it unfiltered).
 func dbOptions(fs vfs.FS, f dbFormat, policy pebble.FilterPolicy) *pebble.Options {
 	o := &pebble.Options{
 		FS:                 fs,
 		FormatMajorVersion: f.fmv,
-		Logger:             quietLogger{},
+		Logger:             pebbletest.QuietLogger{},
 	}
 	setPolicy(o, policy)
 	return o
@@ -296,7 +248,7 @@ func dbFPRBound(t testing.TB, db *pebble.DB, fs vfs.FS, dir string, n int) (lamb
 		if err != nil {
 			t.Fatalf("Inspect the filter of %s: %v", tf.path, err)
 		}
-		if l, b := fprBound(info, n); l > lambda {
+		if l, b := pebbletest.FPRBound(info, n); l > lambda {
 			lambda, bound = l, b
 		}
 	}
@@ -433,21 +385,6 @@ func readFilterBlock(t testing.TB, fs vfs.FS, path string, ro sstable.ReaderOpti
 		t.Fatalf("read filter block of %s: %v", path, err)
 	}
 	return h.Name, block, layout
-}
-
-// fprBound is a statistical upper bound on the number of false positives
-// among n absent probes of a cuckoo filter described by info: each probe
-// compares its fingerprint with at most 8*load occupied slots, each matching
-// with probability 1/(2^f-1), so the expected count is at most
-// lambda = n*8*load/(2^f-1); the bound adds 5 standard deviations (Poisson)
-// and a small constant for tiny lambdas.
-func fprBound(info cuckoopolicy.Info, n int) (lambda, bound float64) {
-	if info.Buckets <= 0 || info.FingerprintBits <= 0 {
-		return math.Inf(1), math.Inf(1)
-	}
-	load := float64(info.Keys) / float64(4*info.Buckets)
-	lambda = float64(n) * 8 * load / (math.Exp2(float64(info.FingerprintBits)) - 1)
-	return lambda, lambda + 5*math.Sqrt(lambda) + 5
 }
 
 // checkKeyCount asserts that a block built from n distinct keys holds n

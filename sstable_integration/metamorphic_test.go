@@ -9,6 +9,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/metamorphic"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
 )
 
 // TestMetamorphic runs Pebble's own metamorphic test in-process: for each
@@ -46,7 +48,7 @@ func TestMetamorphic(t *testing.T) {
 // that builds cuckoo blocks but answers "absent" to every probe must produce
 // a different history within a few seeds.
 func TestMetamorphicDetectsLoss(t *testing.T) {
-	rng := newRand(testSeed(t))
+	rng := pebbletest.Rand(pebbletest.Seed(t))
 	for try := 0; try < 5; try++ {
 		seed := rng.Uint64()
 		runs := runMetamorphic(t, seed, 2000, func(p pebble.FilterPolicy) pebble.FilterPolicy { return lossyPolicy{p} })
@@ -75,9 +77,9 @@ func metamorphicSeeds(t *testing.T) []uint64 {
 	}
 	n := *flagMetaSeeds
 	if n == 0 {
-		n = scale(2, 8, 200)
+		n = pebbletest.Scale(2, 8, 200)
 	}
-	rng := newRand(testSeed(t))
+	rng := pebbletest.Rand(pebbletest.Seed(t))
 	seeds := make([]uint64, n)
 	for i := range seeds {
 		seeds[i] = rng.Uint64()
@@ -91,7 +93,7 @@ func metamorphicOps() uint64 {
 	if *flagMetaOps > 0 {
 		return uint64(*flagMetaOps)
 	}
-	return uint64(scale(2000, 5000, 10000))
+	return uint64(pebbletest.Scale(2000, 5000, 10000))
 }
 
 // metamorphicRun holds one configuration of a run and what it did.
@@ -122,7 +124,7 @@ func runMetamorphic(t *testing.T, seed, ops uint64, wrap func(pebble.FilterPolic
 		// Options and operations are drawn afresh from the seed for each
 		// run, so that both start from identical state (RandomOptions makes
 		// a new in-memory filesystem each time).
-		rng := newRand(seed)
+		rng := pebbletest.Rand(seed)
 		testOpts := metamorphic.RandomOptions(rng, kf, metamorphic.RandomOptionsCfg{})
 		generated := metamorphic.GenerateOps(rng, ops, kf, metamorphic.DefaultOpConfig())
 
@@ -130,7 +132,7 @@ func runMetamorphic(t *testing.T, seed, ops uint64, wrap func(pebble.FilterPolic
 		// the levels and filled Filters accordingly: replace both.
 		o := testOpts.Opts
 		o.Filters = nil
-		policyRng := newRand(seed ^ 0xc0c0)
+		policyRng := pebbletest.Rand(seed ^ 0xc0c0)
 		var desc []string
 		for i := range o.Levels {
 			if run.counts == nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
 )
 
 // readAmp is what a run of absent Gets read.
@@ -37,7 +38,7 @@ func (r readAmp) fpr() float64 {
 func measureReadAmp(t *testing.T, f dbFormat, policy pebble.FilterPolicy, tables int, present, absent [][]byte) readAmp {
 	t.Helper()
 	mem := vfs.NewMem()
-	cfs := newCountingFS(mem)
+	cfs := pebbletest.NewCountingFS(mem)
 	o := dbOptions(cfs, f, policy)
 	o.CacheSize = 1
 	o.DisableAutomaticCompactions = true
@@ -78,9 +79,9 @@ func measureReadAmp(t *testing.T, f dbFormat, policy pebble.FilterPolicy, tables
 
 	// Open every table once (the file cache keeps them), then count.
 	absentGets(t, db, absent[:1])
-	cfs.reset()
+	cfs.Reset()
 	fm := absentGets(t, db, absent)
-	data, other := cfs.count(dataBlocks)
+	data, other := cfs.Count(dataBlocks)
 	ra := readAmp{gets: len(absent), dataBlocks: data, otherReads: other, filter: fm, bitsPerKey: filterBits / keys}
 
 	// Every table's filter was consulted once per Get, and each probe that
@@ -122,7 +123,7 @@ func measureReadAmp(t *testing.T, f dbFormat, policy pebble.FilterPolicy, tables
 // (Poisson counts), and the ratio must meet the targets: at most
 // 0.70 at B=10 and 0.10 at B=16, in the row and the columnar format.
 func TestReadAmplification(t *testing.T) {
-	seed := testSeed(t)
+	seed := pebbletest.Seed(t)
 	const tables = 8
 	// Tables of 4000 keys: Pebble's bloom rounds its bit array up to an odd
 	// number of 64-byte lines, which at this size costs it only 1% extra
@@ -143,12 +144,12 @@ func TestReadAmplification(t *testing.T) {
 		target float64
 		gets   int
 	}{
-		{10, 0.70, scale(30000, 40000, 200000)},
-		{16, 0.10, scale(8000, 16000, 100000)},
+		{10, 0.70, pebbletest.Scale(30000, 40000, 200000)},
+		{16, 0.10, pebbletest.Scale(8000, 16000, 100000)},
 	} {
 		for _, f := range dbFormats {
 			t.Run(fmt.Sprintf("B=%d/%s", tc.bits, f.name), func(t *testing.T) {
-				present, absent := randomKeys(newRand(seed), tables, tables*perTable, tc.gets)
+				present, absent := randomKeys(pebbletest.Rand(seed), tables, tables*perTable, tc.gets)
 				b := measureReadAmp(t, f, bloom.FilterPolicy(tc.bits), tables, present, absent)
 				c := measureReadAmp(t, f, cuckoopolicy.FilterPolicy(tc.bits), tables, present, absent)
 				ratio := float64(c.dataBlocks) / float64(b.dataBlocks)

@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
 )
 
 // tableFormats are the table formats the sstable tests write: the oldest
@@ -132,8 +133,8 @@ func probeTable(t *testing.T, fs vfs.FS, path string, ro sstable.ReaderOptions,
 // and that a reader whose Filters map lacks the policy reads correctly without
 // it.
 func TestSSTableFilter(t *testing.T) {
-	seed := testSeed(t)
-	n, m := scale(1000, 4000, 20000), scale(5000, 20000, 100000)
+	seed := pebbletest.Seed(t)
+	n, m := pebbletest.Scale(1000, 4000, 20000), pebbletest.Scale(5000, 20000, 100000)
 	policies := []pebble.FilterPolicy{
 		cuckoopolicy.FilterPolicy(10),
 		cuckoopolicy.FilterPolicy(12),
@@ -145,7 +146,7 @@ func TestSSTableFilter(t *testing.T) {
 	for _, tf := range tableFormats {
 		for pi, policy := range policies {
 			t.Run(fmt.Sprintf("%s/%s", tf, policyString(policy)), func(t *testing.T) {
-				rng := newRand(seed + uint64(pi))
+				rng := pebbletest.Rand(seed + uint64(pi))
 				present, absent := tableKeys(rng, n, m)
 				fs := vfs.NewMem()
 				wo := sstable.WriterOptions{TableFormat: tf, FilterPolicy: policy, BlockSize: 1024}
@@ -198,7 +199,7 @@ func TestSSTableFilter(t *testing.T) {
 				if am.Hits+am.Misses != int64(m) {
 					t.Fatalf("absent probes: %d consulted the filter, want %d", am.Hits+am.Misses, m)
 				}
-				lambda, bound := fprBound(info, m)
+				lambda, bound := pebbletest.FPRBound(info, m)
 				t.Logf("%+v: %d of %d absent keys passed (FPR %.4f%%, theory <= %.1f), %.2f bits/key",
 					info, am.Misses, m, 100*float64(am.Misses)/float64(m), lambda, 8*float64(len(block))/float64(n))
 				if float64(am.Misses) > bound {
@@ -234,7 +235,7 @@ func TestSSTableFilter(t *testing.T) {
 // both layouts: no key is ever lost and the false-positive count stays within
 // the bound of the block's parameters.
 func TestSSTableAnyBudget(t *testing.T) {
-	seed := testSeed(t)
+	seed := pebbletest.Seed(t)
 	var policies []pebble.FilterPolicy
 	for _, b := range []int{-100, -1, 0, 1, 2, 3, 4, 5, 7, 9, 11, 13, 15, 17, 24, 31, 32, 33, 40, 64, 1000} {
 		policies = append(policies, cuckoopolicy.FilterPolicy(b))
@@ -251,7 +252,7 @@ func TestSSTableAnyBudget(t *testing.T) {
 	n, m := 700, 4000
 	for i, policy := range policies {
 		tf := tableFormats[i%len(tableFormats)]
-		rng := newRand(seed + uint64(i))
+		rng := pebbletest.Rand(seed + uint64(i))
 		// Sizes from 1 key up, so tiny tables are covered too.
 		nk := []int{1, 2, 3, 7, 64, n}[i%6]
 		present, absent := tableKeys(rng, nk, m)
@@ -268,7 +269,7 @@ func TestSSTableAnyBudget(t *testing.T) {
 			t.Fatalf("%s: Inspect: %d-bit fingerprints", policyString(policy), info.FingerprintBits)
 		}
 		_, am := probeTable(t, fs, "t.sst", ro, present, absent)
-		if _, bound := fprBound(info, m); float64(am.Misses) > bound {
+		if _, bound := pebbletest.FPRBound(info, m); float64(am.Misses) > bound {
 			t.Fatalf("%s: %d of %d absent keys passed, above the bound %.1f for %+v", policyString(policy), am.Misses, m, bound, info)
 		}
 	}
@@ -279,13 +280,13 @@ func TestSSTableAnyBudget(t *testing.T) {
 // (plus a trailer's worth of bytes) and skips at least as many absent keys,
 // by a statistically significant margin.
 func TestSSTableSizeVersusBloom(t *testing.T) {
-	seed := testSeed(t)
+	seed := pebbletest.Seed(t)
 	// Enough absent keys that at B=10 (about 1.1% against 0.75%) the gap
 	// is some four standard deviations above the 3 the test asks for.
-	n, m := scale(4000, 10000, 50000), scale(80000, 80000, 400000)
+	n, m := pebbletest.Scale(4000, 10000, 50000), pebbletest.Scale(80000, 80000, 400000)
 	for _, b := range []int{10, 12, 16, 20} {
 		for _, tf := range []sstable.TableFormat{sstable.TableFormatMinSupported, sstable.TableFormatMax} {
-			rng := newRand(seed + uint64(b))
+			rng := pebbletest.Rand(seed + uint64(b))
 			present, absent := tableKeys(rng, n, m)
 			kvs := sortedKVs(present, bytes.Compare)
 			fs := vfs.NewMem()
@@ -318,8 +319,8 @@ func TestSSTableSizeVersusBloom(t *testing.T) {
 // that the block counts distinct prefixes and that prefix probes at any
 // version find the key.
 func TestSSTableVersions(t *testing.T) {
-	seed := testSeed(t)
-	rng := newRand(seed)
+	seed := pebbletest.Seed(t)
+	rng := pebbletest.Rand(seed)
 	cmp := cockroachkvs.Comparer.Compare
 	for _, tf := range []sstable.TableFormat{sstable.TableFormatMinSupported, sstable.TableFormatMax} {
 		fs := vfs.NewMem()

@@ -1,0 +1,94 @@
+package pebbletest
+
+import (
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+)
+
+func TestSeedReplay(t *testing.T) {
+	t.Setenv(LongEnv, "")
+	t.Setenv(SeedEnv, "")
+	if s := FixedSeed(t, 7); s != 7 {
+		t.Errorf("FixedSeed(7) = %d by default", s)
+	}
+	t.Setenv(SeedEnv, "42")
+	if s := Seed(t); s != 42 {
+		t.Errorf("Seed = %d with %s=42", s, SeedEnv)
+	}
+	if s := FixedSeed(t, 7); s != 42 {
+		t.Errorf("FixedSeed(7) = %d with %s=42", s, SeedEnv)
+	}
+	if Rand(42).Uint64() != Rand(42).Uint64() {
+		t.Error("Rand(42) differs from itself")
+	}
+}
+
+func TestScale(t *testing.T) {
+	t.Setenv(LongEnv, "1")
+	if !Long() || Scale(1, 2, 3) != 3 {
+		t.Errorf("%s=1: Long() = %v, Scale = %d", LongEnv, Long(), Scale(1, 2, 3))
+	}
+	t.Setenv(LongEnv, "")
+	want := 2
+	if testing.Short() {
+		want = 1
+	}
+	if Long() || Scale(1, 2, 3) != want {
+		t.Errorf("by default: Long() = %v, Scale = %d, want %d", Long(), Scale(1, 2, 3), want)
+	}
+}
+
+func TestCountingFS(t *testing.T) {
+	fs := NewCountingFS(vfs.NewMem())
+	for _, name := range []string{"000001.sst", "MANIFEST"} {
+		f, err := fs.Create(name, vfs.WriteCategoryUnspecified)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(make([]byte, 100)); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	read := func(name string, offs ...int64) {
+		f, err := fs.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		for _, off := range offs {
+			if _, err := f.ReadAt(make([]byte, 10), off); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	read("000001.sst", 0, 50, 50)
+	read("MANIFEST", 0) // not an sstable: not counted
+	in, other := fs.Count(map[string]map[int64]bool{"000001.sst": {50: true}})
+	if in != 2 || other != 1 {
+		t.Errorf("Count = %d, %d; want 2 in the block at 50, 1 other", in, other)
+	}
+	var bytes int64
+	fs.Each(func(_ string, _ int64, r Reads) { bytes += r.Bytes })
+	if bytes != 30 {
+		t.Errorf("%d bytes read, want 30", bytes)
+	}
+	fs.Reset()
+	if in, other := fs.Count(nil); in != 0 || other != 0 {
+		t.Errorf("after Reset: %d, %d reads", in, other)
+	}
+}
+
+func TestFPRBound(t *testing.T) {
+	// 1000 keys at load 1/2 with 10-bit fingerprints: 8*0.5/1023 a probe.
+	lambda, bound := FPRBound(cuckoopolicy.Info{FingerprintBits: 10, Buckets: 500, Keys: 1000}, 1023)
+	if lambda != 4 || bound != 4+5*2+5 {
+		t.Errorf("FPRBound = %v, %v; want 4, 19", lambda, bound)
+	}
+	if _, b := FPRBound(cuckoopolicy.Info{}, 10); b < 1e300 {
+		t.Errorf("an empty Info gave bound %v, want +Inf", b)
+	}
+}
