@@ -35,7 +35,7 @@
 //   - readamp_test.go: data blocks read per absent Get through eight
 //     overlapping L0 tables, counted by a vfs.FS wrapper (pebbletest.CountingFS)
 //     with a one-byte block cache: cuckoo(B)/bloom(B) at most 0.70 at B=10
-//     and 0.10 at B=16, in both table formats, cuckoo fewer by at least three
+//     and 0.10 at B=16, in both table formats, cuckoo fewer by at least five
 //     standard deviations.
 //   - harness_test.go: flags, options, the oracle and its checks; the
 //     fixtures shared with bench (counting FS, logger, seeds, the long-run
@@ -48,7 +48,9 @@
 //	PEBBLE_CUCKOO_LONG=1 go test -timeout 2h ./sstable_integration/   # 200 metamorphic seeds, larger sizes
 //
 // Every randomized test logs its seed, which a failure prints:
-// PEBBLE_CUCKOO_SEED=N replays it. Flags (after the package path):
+// PEBBLE_CUCKOO_SEED=N replays it. The statistical comparisons with bloom
+// (TestReadAmplification, TestSSTableSizeVersusBloom) run a fixed seed,
+// and a fresh one when long. Flags (after the package path):
 // -metamorphic.seeds=N runs N metamorphic seeds; -metamorphic.seed=S with
 // -metamorphic.ops=K replays one printed seed.
 package sstableintegration

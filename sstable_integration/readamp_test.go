@@ -119,26 +119,23 @@ func measureReadAmp(t *testing.T, f dbFormat, policy pebble.FilterPolicy, tables
 // TestReadAmplification counts, in the same database layout with the same
 // keys, the data blocks that absent Gets read through eight overlapping L0
 // tables with bloom.FilterPolicy(B) and with cuckoopolicy.FilterPolicy(B).
-// Cuckoo must read fewer, by a margin of several standard deviations
-// (Poisson counts), and the ratio must meet the targets: at most
-// 0.70 at B=10 and 0.10 at B=16, in the row and the columnar format.
+// Cuckoo must read fewer, by at least 5 standard deviations (Poisson
+// counts), and the ratio must meet the project's targets: at most 0.70 at
+// B=10 and 0.10 at B=16, in the row and the columnar format.
+//
+// The ratio's spread from one key set to the next puts the B=10 target
+// about 3.5 standard deviations from its mean at the default number of
+// Gets (see bench/NOTES.md): too close for a fresh seed each run, so the
+// test runs a fixed seed, and a fresh one with PEBBLE_CUCKOO_LONG=1, whose
+// five times as many Gets put the target about 5 standard deviations out.
 func TestReadAmplification(t *testing.T) {
-	seed := pebbletest.Seed(t)
+	seed := pebbletest.FixedSeed(t, 1)
 	const tables = 8
 	// Tables of 4000 keys: Pebble's bloom rounds its bit array up to an odd
 	// number of 64-byte lines, which at this size costs it only 1% extra
 	// space at B=10 and none at B=16, so both policies spend the same
-	// budget. (At 2000 keys per table bloom(10) gets 10.5 bits per key and
-	// a lower false-positive rate.)
+	// budget (at 2000 keys per table bloom(10) gets 10.5 bits per key).
 	const perTable = 4000
-	// Expected false-positive rates on random keys (measured): bloom(10)
-	// 1.12%, cuckoo(10) 0.69%, so a ratio near 0.63 against a 0.70 target;
-	// bloom(16) 0.36%, cuckoo(16) 0.012%, near 0.035 against 0.10. The
-	// number of Gets keeps the target several standard deviations away: at
-	// B=10, 40000 Gets give about 3600 bloom and 2300 cuckoo data block
-	// reads, a standard error near 0.016 from counting alone; over 40 seeds
-	// the filters' own variation brought the ratio's spread to 0.020 (mean
-	// 0.630, largest 0.678), so the target sits 3.5 standard deviations out.
 	for _, tc := range []struct {
 		bits   int
 		target float64
@@ -169,8 +166,8 @@ func TestReadAmplification(t *testing.T) {
 				if b.dataBlocks < 50 {
 					t.Fatalf("bloom read only %d data blocks: too few absent Gets for a meaningful ratio", b.dataBlocks)
 				}
-				if !significantlyFewer(c.dataBlocks, b.dataBlocks, 3) {
-					t.Fatalf("cuckoo read %d data blocks, bloom %d: not fewer by 3 standard deviations", c.dataBlocks, b.dataBlocks)
+				if !significantlyFewer(c.dataBlocks, b.dataBlocks, 5) {
+					t.Fatalf("cuckoo read %d data blocks, bloom %d: not fewer by 5 standard deviations", c.dataBlocks, b.dataBlocks)
 				}
 				if ratio > tc.target {
 					t.Fatalf("data blocks per absent Get, cuckoo(%d)/bloom(%d) = %.3f ± %.3f, want <= %.2f",
