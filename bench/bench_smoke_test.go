@@ -40,21 +40,38 @@ func TestReportTiny(t *testing.T) {
 	if len(r.Targets()) != 6 {
 		t.Errorf("%d targets", len(r.Targets()))
 	}
-	// The size sweep: a cuckoo and a bloom point per size, in that order,
-	// each within its budget and with a plausible rate.
 	c := Tiny()
-	if got := r.FPR.BySize; len(got) != 2*len(c.FPRSizes) {
+	checkFPRSizes(t, c, r.FPR)
+	checkFPRShapes(t, c, r.FPR)
+	checkBuilds(t, r.Build)
+	checkReadAmp(t, c, r.ReadAmp)
+	for _, want := range []string{"By filter size, at B=10", "By key shape", "- Key shape, B=10: over 3 sets",
+		"- Build near the load threshold, 16-byte keys: " + KindHighLoadBuild} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("REPORT.md lacks %q", want)
+		}
+	}
+	if len(r.Peers) > 0 && !strings.Contains(string(md), "- Dynamic filter against ") {
+		t.Error("REPORT.md lacks the dynamic filter's speed against the Go libraries")
+	}
+}
+
+// checkFPRSizes checks the size sweep: a cuckoo and a bloom point per size,
+// in that order, each within its budget and with a plausible rate.
+func checkFPRSizes(t *testing.T, c Config, f *FPRResult) {
+	t.Helper()
+	if got := f.BySize; len(got) != 2*len(c.FPRSizes) {
 		t.Errorf("%d points by size, want %d", len(got), 2*len(c.FPRSizes))
 	} else {
 		for i, p := range got {
 			series := []string{SeriesCuckoo, SeriesPebbleBloom}[i%2]
-			if p.Series != series || p.X != c.FPRSizes[i/2] || p.Queries != r.FPR.SizeQueries ||
+			if p.Series != series || p.X != c.FPRSizes[i/2] || p.Queries != f.SizeQueries ||
 				p.BitsPerKey > float64(c.FPRSizeBits)+1 || p.FPR <= 0 || p.FPR > 0.1 {
 				t.Errorf("point %d: %+v", i, p)
 			}
 		}
 	}
-	if pairs := r.FPR.SizePairs(); len(pairs) != len(c.FPRSizes) {
+	if pairs := f.SizePairs(); len(pairs) != len(c.FPRSizes) {
 		t.Errorf("%d size pairs, want %d", len(pairs), len(c.FPRSizes))
 	} else {
 		for i, p := range pairs {
@@ -63,43 +80,38 @@ func TestReportTiny(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(string(md), "By filter size, at B=10") {
-		t.Error("REPORT.md lacks the size sweep")
-	}
-	// The key-shape table: a cuckoo and a bloom point per shape and budget,
-	// over the same keys and queries, within the budget.
+}
+
+// checkFPRShapes checks the key-shape table: a cuckoo and a bloom point per
+// shape and budget, over the same keys and queries, within the budget.
+func checkFPRShapes(t *testing.T, c Config, f *FPRResult) {
+	t.Helper()
 	nb, nk := len(c.FPRShapeBits), len(c.FPRShapeKeys)
-	if pairs := r.FPR.ShapePairs(); len(pairs) != len(KeyShapes)*nk*nb {
+	if pairs := f.ShapePairs(); len(pairs) != len(KeyShapes)*nk*nb {
 		t.Errorf("%d shape pairs, want %d", len(pairs), len(KeyShapes)*nk*nb)
 	} else {
 		for i, p := range pairs {
 			shape, n, bb := KeyShapes[i/(nk*nb)].Format, c.FPRShapeKeys[i/nb%nk], c.FPRShapeBits[i%nb]
 			for j, x := range p {
 				if x.Series != []string{SeriesCuckoo, SeriesPebbleBloom}[j] || x.Param != shape || x.X != bb || x.Keys != n ||
-					x.Queries != r.FPR.ShapeQueries || x.BitsPerKey > float64(bb)+1 || x.FPR > 0.1 {
+					x.Queries != f.ShapeQueries || x.BitsPerKey > float64(bb)+1 || x.FPR > 0.1 {
 					t.Errorf("shape pair %d, point %d: %+v", i, j, x)
 				}
 			}
 		}
 	}
-	if len(r.Peers) > 0 && !strings.Contains(string(md), "- Dynamic filter against ") {
-		t.Error("REPORT.md lacks the dynamic filter's speed against the Go libraries")
-	}
-	if !strings.Contains(string(md), "By key shape") || !strings.Contains(string(md), "- Key shape, B=10: over 3 sets") {
-		t.Error("REPORT.md lacks the key-shape table or its verdict")
-	}
-	// Every cuckoo build has a bloom build of its key length to be set
-	// against, and the high-load one its verdict line.
-	for _, p := range r.Build.Points {
+}
+
+// checkBuilds checks that every cuckoo build has a bloom build of its key
+// length to be set against.
+func checkBuilds(t *testing.T, bd *BuildResult) {
+	t.Helper()
+	for _, p := range bd.Points {
 		base := buildBase(p.Kind)
-		if _, ok := r.Build.Get(base, p.KeyLen); ok == strings.HasPrefix(p.Kind, "pebble bloom") {
+		if _, ok := bd.Get(base, p.KeyLen); ok == strings.HasPrefix(p.Kind, "pebble bloom") {
 			t.Errorf("build %q, %d-byte keys: base %q found %v", p.Kind, p.KeyLen, base, ok)
 		}
 	}
-	if !strings.Contains(string(md), "- Build near the load threshold, 16-byte keys: "+KindHighLoadBuild) {
-		t.Error("REPORT.md lacks the high-load build's verdict")
-	}
-	checkReadAmp(t, c, r.ReadAmp)
 }
 
 // checkReadAmp checks that the read-amplification counts are what the

@@ -104,147 +104,184 @@ func (r *FPRResult) ShapePairs() [][2]FPRPoint {
 // MeasureFPR sweeps bits per key for every filter kind on the same keys and
 // the same non-member queries.
 func MeasureFPR(c Config, pr *progress) (*FPRResult, error) {
-	members := KeyGen{Seed: c.Seed*1000 + 1, Width: ShortKeyLen}
-	absent := KeyGen{Seed: c.Seed*1000 + 2, Width: ShortKeyLen}
-	n, q := c.FPRKeys, c.FPRQueries
-	r := &FPRResult{Keys: n, Queries: q}
+	m := &fprRun{c: c, pr: pr,
+		members: KeyGen{Seed: c.Seed*1000 + 1, Width: ShortKeyLen},
+		absent:  KeyGen{Seed: c.Seed*1000 + 2, Width: ShortKeyLen},
+		r:       &FPRResult{Keys: c.FPRKeys, Queries: c.FPRQueries}}
+	for _, step := range []func() error{m.budgets, m.headline, m.bySize, m.byShape} {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	return m.r, nil
+}
 
-	// measureTo builds k over n members, counts its hits on q non-members
-	// and appends the point to dst.
-	measureTo := func(dst *[]FPRPoint, series, param string, x int, k Kind, n, q int) error {
-		pr.Tick("%s %s", series, param)
-		p, _, err := measurePoint(series, param, x, k, members.First(n), q,
-			func(f Filter) int { return CountStream(f, absent, q) })
+// fprRun is one false-positive experiment: its random members and
+// non-members, and the points measured so far.
+type fprRun struct {
+	c       Config
+	pr      *progress
+	members KeyGen
+	absent  KeyGen
+	r       *FPRResult
+}
+
+// fprFilter is one filter to measure: its series, parameter, the swept
+// value and the kind that builds it.
+type fprFilter struct {
+	series, param string
+	x             int
+	k             Kind
+}
+
+// measure builds each filter over n members, counts its hits on q
+// non-members and appends its point to dst.
+func (m *fprRun) measure(dst *[]FPRPoint, n, q int, fs ...fprFilter) error {
+	for _, f := range fs {
+		m.pr.Tick("%s %s", f.series, f.param)
+		p, _, err := measurePoint(f.series, f.param, f.x, f.k, m.members.First(n), q,
+			func(fl Filter) int { return CountStream(fl, m.absent, q) })
 		if err != nil {
 			return err
 		}
 		*dst = append(*dst, p)
-		return nil
 	}
-	measure := func(series, param string, x int, k Kind) error {
-		return measureTo(&r.Points, series, param, x, k, n, q)
-	}
+	return nil
+}
 
-	pr.Stage("fpr: %d keys, %d non-member queries per filter, %d..%d bits/key", n, q, c.FPRMinBits, c.FPRMaxBits)
+// budgets sweeps the budget B for FilterPolicy(B), Pebble's bloom and a
+// standard bloom filter, the explicit layouts over the same range of bits
+// per key, and the binary fuse filters; with the ideal bloom filter and
+// the log2(1/eps) bound as formulas.
+func (m *fprRun) budgets() error {
+	c, r := m.c, m.r
+	n, q := c.FPRKeys, c.FPRQueries
+	m.pr.Stage("fpr: %d keys, %d non-member queries per filter, %d..%d bits/key", n, q, c.FPRMinBits, c.FPRMaxBits)
 	for b := c.FPRMinBits; b <= c.FPRMaxBits; b++ {
 		param := fmt.Sprintf("B=%d", b)
-		if err := measure(SeriesCuckoo, param, b, PolicyKind("cuckoo", cuckoopolicy.FilterPolicy(b))); err != nil {
-			return nil, err
-		}
-		if err := measure(SeriesPebbleBloom, param, b, PolicyKind("bloom", pbloom.FilterPolicy(b))); err != nil {
-			return nil, err
-		}
-		if err := measure(SeriesStdBloom, param, b, StdBloomKind(float64(b))); err != nil {
-			return nil, err
+		if err := m.measure(&r.Points, n, q,
+			fprFilter{SeriesCuckoo, param, b, PolicyKind("cuckoo", cuckoopolicy.FilterPolicy(b))},
+			fprFilter{SeriesPebbleBloom, param, b, PolicyKind("bloom", pbloom.FilterPolicy(b))},
+			fprFilter{SeriesStdBloom, param, b, StdBloomKind(float64(b))}); err != nil {
+			return err
 		}
 		r.Points = append(r.Points, FPRPoint{Series: SeriesIdealBloom, Param: param, X: b,
 			BitsPerKey: float64(b), FPR: IdealBloomFPR(float64(b))})
 		// Plain buckets hold f bits a key at load ~1, semi-sorted f-1: sweep
 		// f so that both cover the same range of bits per key.
+		var layouts []fprFilter
 		if f := b; f >= 4 {
-			if err := measure(SeriesCuckooPlain, fmt.Sprintf("f=%d", f), f,
-				PolicyKind("plain", cuckoopolicy.Policy{FingerprintBits: f})); err != nil {
-				return nil, err
-			}
+			layouts = append(layouts, fprFilter{SeriesCuckooPlain, fmt.Sprintf("f=%d", f), f,
+				PolicyKind("plain", cuckoopolicy.Policy{FingerprintBits: f})})
 		}
 		if f := b + 1; f >= 5 {
-			if err := measure(SeriesCuckooSemi, fmt.Sprintf("f=%d", f), f,
-				PolicyKind("semi", cuckoopolicy.Policy{FingerprintBits: f, SemiSort: true})); err != nil {
-				return nil, err
-			}
+			layouts = append(layouts, fprFilter{SeriesCuckooSemi, fmt.Sprintf("f=%d", f), f,
+				PolicyKind("semi", cuckoopolicy.Policy{FingerprintBits: f, SemiSort: true})})
+		}
+		if err := m.measure(&r.Points, n, q, layouts...); err != nil {
+			return err
 		}
 	}
-	if err := measure(SeriesFuse8, "8-bit", 8, FuseKind[uint8]("fuse8")); err != nil {
-		return nil, err
-	}
-	if err := measure(SeriesFuse16, "16-bit", 16, FuseKind[uint16]("fuse16")); err != nil {
-		return nil, err
+	if err := m.measure(&r.Points, n, q,
+		fprFilter{SeriesFuse8, "8-bit", 8, FuseKind[uint8]("fuse8")},
+		fprFilter{SeriesFuse16, "16-bit", 16, FuseKind[uint16]("fuse16")}); err != nil {
+		return err
 	}
 	for b := c.FPRMinBits; b <= c.FPRMaxBits; b++ {
-		eps := math.Pow(2, -float64(b))
 		r.Points = append(r.Points, FPRPoint{Series: SeriesBound, Param: fmt.Sprintf("eps=2^-%d", b), X: b,
-			BitsPerKey: float64(b), FPR: eps})
+			BitsPerKey: float64(b), FPR: math.Pow(2, -float64(b))})
 	}
+	return nil
+}
 
-	// The paper's headline: 12-bit fingerprints (12.53 bits/item, 0.19%),
-	// semi-sorted 13-bit (12.57, 0.09%), bloom at 13 bits/item (0.20%). At
-	// the builder's default load, at the paper's 95.5% and at 97.5%; and the
-	// budgeted FilterPolicy(13).
-	pr.Stage("fpr: headline configurations")
-	head := []struct {
-		series, param string
-		k             Kind
-	}{
-		{SeriesCuckooPlain, "f=12", PolicyKind("", cuckoopolicy.Policy{FingerprintBits: 12})},
-		{SeriesCuckooPlain, "f=12, load 0.955", PolicyKind("", cuckoopolicy.Policy{FingerprintBits: 12, LoadFactor: 0.955})},
-		{SeriesCuckooSemi, "f=13", PolicyKind("", cuckoopolicy.Policy{FingerprintBits: 13, SemiSort: true})},
-		{SeriesCuckooSemi, "f=13, load 0.955", PolicyKind("", cuckoopolicy.Policy{FingerprintBits: 13, SemiSort: true, LoadFactor: 0.955})},
-		{SeriesCuckooSemi, "f=13, load 0.975", PolicyKind("", cuckoopolicy.Policy{FingerprintBits: 13, SemiSort: true, LoadFactor: 0.975})},
-		{SeriesCuckoo, "B=13", PolicyKind("", cuckoopolicy.FilterPolicy(13))},
-		{SeriesPebbleBloom, "B=13", PolicyKind("", pbloom.FilterPolicy(13))},
-		{SeriesStdBloom, "13 bits", StdBloomKind(13)},
-	}
-	for _, h := range head {
-		if err := measureTo(&r.Headline, h.series, h.param, 0, h.k, n, q); err != nil {
-			return nil, err
-		}
-	}
+// headline measures the paper's headline configurations: 12-bit
+// fingerprints (12.53 bits/item, 0.19%), semi-sorted 13-bit (12.57, 0.09%),
+// bloom at 13 bits/item (0.20%). At the builder's default load, at the
+// paper's 95.5% and at 97.5%; and the budgeted FilterPolicy(13).
+func (m *fprRun) headline() error {
+	m.pr.Stage("fpr: headline configurations")
+	return m.measure(&m.r.Headline, m.c.FPRKeys, m.c.FPRQueries,
+		fprFilter{SeriesCuckooPlain, "f=12", 0, PolicyKind("", cuckoopolicy.Policy{FingerprintBits: 12})},
+		fprFilter{SeriesCuckooPlain, "f=12, load 0.955", 0, PolicyKind("", cuckoopolicy.Policy{FingerprintBits: 12, LoadFactor: 0.955})},
+		fprFilter{SeriesCuckooSemi, "f=13", 0, PolicyKind("", cuckoopolicy.Policy{FingerprintBits: 13, SemiSort: true})},
+		fprFilter{SeriesCuckooSemi, "f=13, load 0.955", 0, PolicyKind("", cuckoopolicy.Policy{FingerprintBits: 13, SemiSort: true, LoadFactor: 0.955})},
+		fprFilter{SeriesCuckooSemi, "f=13, load 0.975", 0, PolicyKind("", cuckoopolicy.Policy{FingerprintBits: 13, SemiSort: true, LoadFactor: 0.975})},
+		fprFilter{SeriesCuckoo, "B=13", 0, PolicyKind("", cuckoopolicy.FilterPolicy(13))},
+		fprFilter{SeriesPebbleBloom, "B=13", 0, PolicyKind("", pbloom.FilterPolicy(13))},
+		fprFilter{SeriesStdBloom, "13 bits", 0, StdBloomKind(13)})
+}
 
-	// Filter size: the same budget over more and more keys. Pebble's bloom
-	// picks the cache line and the bit positions in it from one 32-bit
-	// hash, so the more lines, the fewer hash bits are left to choose the
-	// positions.
-	if len(c.FPRSizes) > 0 {
-		bb := c.FPRSizeBits
-		r.SizeBits, r.SizeQueries = bb, min(q, 20_000_000)
-		pr.Stage("fpr: B=%d over %v keys, %d queries each", bb, c.FPRSizes, r.SizeQueries)
-		for _, sz := range c.FPRSizes {
-			param := fmt.Sprintf("n=%d", sz)
-			if err := measureTo(&r.BySize, SeriesCuckoo, param, sz, PolicyKind("", cuckoopolicy.FilterPolicy(bb)), sz, r.SizeQueries); err != nil {
-				return nil, err
-			}
-			if err := measureTo(&r.BySize, SeriesPebbleBloom, param, sz, PolicyKind("", pbloom.FilterPolicy(bb)), sz, r.SizeQueries); err != nil {
-				return nil, err
+// bySize measures the same budget over more and more keys. Pebble's bloom
+// picks the cache line and the bit positions in it from one 32-bit hash, so
+// the more lines, the fewer hash bits are left to choose the positions.
+func (m *fprRun) bySize() error {
+	c, r := m.c, m.r
+	if len(c.FPRSizes) == 0 {
+		return nil
+	}
+	bb := c.FPRSizeBits
+	r.SizeBits, r.SizeQueries = bb, min(c.FPRQueries, 20_000_000)
+	m.pr.Stage("fpr: B=%d over %v keys, %d queries each", bb, c.FPRSizes, r.SizeQueries)
+	for _, sz := range c.FPRSizes {
+		param := fmt.Sprintf("n=%d", sz)
+		if err := m.measure(&r.BySize, sz, r.SizeQueries,
+			fprFilter{SeriesCuckoo, param, sz, PolicyKind("", cuckoopolicy.FilterPolicy(bb))},
+			fprFilter{SeriesPebbleBloom, param, sz, PolicyKind("", pbloom.FilterPolicy(bb))}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// byShape measures sequential keys of a few common forms. Pebble's bloom
+// hashes with a 32-bit function whose spread depends on the keys; cuckoo
+// filters address by a 64-bit xxhash.
+func (m *fprRun) byShape() error {
+	c, r := m.c, m.r
+	if len(c.FPRShapeBits) == 0 || len(c.FPRShapeKeys) == 0 {
+		return nil
+	}
+	r.ShapeQueries = min(c.FPRQueries, c.FPRShapeQueries)
+	for _, shape := range KeyShapes {
+		for _, count := range c.FPRShapeKeys {
+			m.pr.Stage("fpr: %d %s keys (%s), B=%v, %d queries each", count, shape.Name, shape.Format, c.FPRShapeBits, r.ShapeQueries)
+			if err := m.shape(shape, count); err != nil {
+				return err
 			}
 		}
 	}
-	// Key shape: sequential keys of a few common forms. Pebble's bloom
-	// hashes with a 32-bit function whose spread depends on the keys;
-	// cuckoo filters address by a 64-bit xxhash.
-	if len(c.FPRShapeBits) > 0 && len(c.FPRShapeKeys) > 0 {
-		r.ShapeQueries = min(q, c.FPRShapeQueries)
-		for _, shape := range KeyShapes {
-			for _, count := range c.FPRShapeKeys {
-				pr.Stage("fpr: %d %s keys (%s), B=%v, %d queries each", count, shape.Name, shape.Format, c.FPRShapeBits, r.ShapeQueries)
-				keys, err := shape.Set(0, count)
-				if err != nil {
-					return nil, err
-				}
-				queries, err := shape.Set(count, r.ShapeQueries)
-				if err != nil {
-					return nil, err
-				}
-				for _, bb := range c.FPRShapeBits {
-					for _, k := range []struct {
-						series string
-						pol    pebble.FilterPolicy
-					}{{SeriesCuckoo, cuckoopolicy.FilterPolicy(bb)}, {SeriesPebbleBloom, pbloom.FilterPolicy(bb)}} {
-						pr.Tick("%s %s B=%d", k.series, shape.Format, bb)
-						p, f, err := measurePoint(k.series, shape.Format, bb, PolicyKind("", k.pol), keys, r.ShapeQueries,
-							func(f Filter) int { return f.Count(queries) })
-						if err != nil {
-							return nil, err
-						}
-						if miss := count - f.Count(keys); miss != 0 {
-							return nil, fmt.Errorf("%s %s B=%d: %d false negatives", k.series, shape.Format, bb, miss)
-						}
-						r.ByShape = append(r.ByShape, p)
-					}
-				}
+	return nil
+}
+
+// shape measures FilterPolicy(B) and bloom(B) at each shape budget over
+// count sequential keys of one shape, queried with the keys that follow.
+func (m *fprRun) shape(shape KeyShape, count int) error {
+	keys, err := shape.Set(0, count)
+	if err != nil {
+		return err
+	}
+	queries, err := shape.Set(count, m.r.ShapeQueries)
+	if err != nil {
+		return err
+	}
+	for _, bb := range m.c.FPRShapeBits {
+		for _, k := range []struct {
+			series string
+			pol    pebble.FilterPolicy
+		}{{SeriesCuckoo, cuckoopolicy.FilterPolicy(bb)}, {SeriesPebbleBloom, pbloom.FilterPolicy(bb)}} {
+			m.pr.Tick("%s %s B=%d", k.series, shape.Format, bb)
+			p, f, err := measurePoint(k.series, shape.Format, bb, PolicyKind("", k.pol), keys, m.r.ShapeQueries,
+				func(f Filter) int { return f.Count(queries) })
+			if err != nil {
+				return err
 			}
+			if miss := count - f.Count(keys); miss != 0 {
+				return fmt.Errorf("%s %s B=%d: %d false negatives", k.series, shape.Format, bb, miss)
+			}
+			m.r.ByShape = append(m.r.ByShape, p)
 		}
 	}
-	return r, nil
+	return nil
 }
 
 // measurePoint builds k over members and returns the filter and its point:

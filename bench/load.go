@@ -111,6 +111,16 @@ func MeasureLoad(c Config, pr *progress) (*LoadResult, error) {
 			cells = append(cells, loadCell{f: f, run: run})
 		}
 	}
+	measureCells(c, r, cells, pr)
+	// Cells are in order of size, then run: gather each size's runs.
+	for i := 0; i < len(cells); i += c.LoadRuns {
+		r.Rows = append(r.Rows, loadRow(cells[i:i+c.LoadRuns], r.StaticRuns))
+	}
+	return r, nil
+}
+
+// measureCells measures the cells on c.LoadWorkers goroutines.
+func measureCells(c Config, r *LoadResult, cells []loadCell, pr *progress) {
 	workers := c.LoadWorkers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -131,40 +141,39 @@ func MeasureLoad(c Config, pr *progress) (*LoadResult, error) {
 	}
 	close(next)
 	wg.Wait()
+}
 
-	// Cells are in order of size, then run: gather each size's runs.
-	for i := 0; i < len(cells); i += c.LoadRuns {
-		row := LoadRow{F: cells[i].f}
-		var sim, dyn, st, stMax []float64
-		for _, cell := range cells[i : i+c.LoadRuns] {
-			sim = append(sim, cell.sim)
-			if cell.dynErr != nil {
-				if row.DynamicNote == "" {
-					row.DynamicNote = cell.dynErr.Error()
-				}
-			} else {
-				dyn = append(dyn, cell.dyn)
+// loadRow gathers the runs of one fingerprint size into its row.
+func loadRow(cells []loadCell, staticRuns int) LoadRow {
+	row := LoadRow{F: cells[0].f}
+	var sim, dyn, st, stMax []float64
+	for _, cell := range cells {
+		sim = append(sim, cell.sim)
+		if cell.dynErr != nil {
+			if row.DynamicNote == "" {
+				row.DynamicNote = cell.dynErr.Error()
 			}
-			switch {
-			case cell.f < 4:
-				row.StaticNote = "f < 4 unsupported by Policy"
-			case cell.run < r.StaticRuns:
-				if cell.staticNote != "" {
-					row.StaticNote = cell.staticNote
-				}
-				// A target that gave a note has no value (NaN).
-				if !math.IsNaN(cell.static) {
-					st = append(st, cell.static)
-				}
-				if !math.IsNaN(cell.staticMax) {
-					stMax = append(stMax, cell.staticMax)
-				}
+		} else {
+			dyn = append(dyn, cell.dyn)
+		}
+		switch {
+		case cell.f < 4:
+			row.StaticNote = "f < 4 unsupported by Policy"
+		case cell.run < staticRuns:
+			if cell.staticNote != "" {
+				row.StaticNote = cell.staticNote
+			}
+			// A target that gave a note has no value (NaN).
+			if !math.IsNaN(cell.static) {
+				st = append(st, cell.static)
+			}
+			if !math.IsNaN(cell.staticMax) {
+				stMax = append(stMax, cell.staticMax)
 			}
 		}
-		row.Sim, row.Dynamic, row.Static, row.StaticMax = stat(sim), stat(dyn), stat(st), stat(stMax)
-		r.Rows = append(r.Rows, row)
 	}
-	return r, nil
+	row.Sim, row.Dynamic, row.Static, row.StaticMax = stat(sim), stat(dyn), stat(st), stat(stMax)
+	return row
 }
 
 // loadCell is one run at one fingerprint size: its inputs and what it

@@ -66,9 +66,18 @@ func BenchmarkMemoryLoads(b *testing.B) {
 		x ^= x << 17
 		buf[i] = x
 	}
-	const mask = memWords - 1
 	// Each case spells out its own loop: an op passed as a function value
 	// would add a call to every op and change what is measured.
+	benchIndependentLoads(b, buf)
+	benchKeyLoads(b, buf)
+	benchDependentLoads(b, buf)
+}
+
+const memMask = memWords - 1
+
+// benchIndependentLoads runs the independent cases without keys.
+func benchIndependentLoads(b *testing.B, buf []uint64) {
+	const mask = memMask
 	b.Run("lookups=independent/loads=one", func(b *testing.B) {
 		var s, i uint64
 		for b.Loop() {
@@ -123,6 +132,11 @@ func BenchmarkMemoryLoads(b *testing.B) {
 		}
 		memSink = s
 	})
+}
+
+// benchKeyLoads runs the key cases.
+func benchKeyLoads(b *testing.B, buf []uint64) {
+	const mask = memMask
 	// The key cases read one 16-byte key per op from a flat buffer (a
 	// sequential stream the prefetchers follow) and hash it as MayContain
 	// does (cuckoo.Hash, XXH64): key-then-one adds the key's words to the
@@ -166,6 +180,11 @@ func BenchmarkMemoryLoads(b *testing.B) {
 		}
 		memSink = s
 	})
+}
+
+// benchDependentLoads runs the dependent cases.
+func benchDependentLoads(b *testing.B, buf []uint64) {
+	const mask = memMask
 	b.Run("lookups=dependent/loads=one", func(b *testing.B) {
 		var j, i uint64
 		for b.Loop() {

@@ -69,65 +69,79 @@ func savePlot(dir, file, title, xlabel, ylabel string, logY bool, legend int, xs
 		p.Legend.YOffs = -p.Legend.YOffs
 	}
 	if xstep > 0 {
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, c := range curves {
-			for _, v := range c.xy {
-				lo, hi = math.Min(lo, v.X), math.Max(hi, v.X)
-			}
-		}
-		var ticks []plot.Tick
-		for x := math.Floor(lo/xstep) * xstep; x <= hi+xstep/2; x += xstep {
-			ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)})
-		}
-		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+		p.X.Tick.Marker = xTicks(curves, xstep)
 	}
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	for i, c := range curves {
-		xy := c.xy
-		if logY { // a log axis cannot show zeros (no false positive seen)
-			xy = nil
-			for _, v := range c.xy {
-				if v.Y > 0 && !math.IsInf(v.Y, 0) && !math.IsNaN(v.Y) {
-					xy = append(xy, v)
-				}
-			}
-		}
-		if len(xy) == 0 {
-			continue
-		}
-		col := palette[i%len(palette)]
-		if c.points {
-			s, err := plotter.NewScatter(xy)
-			if err != nil {
-				return err
-			}
-			s.Color = col
-			s.Shape = plotutil.Shape(i)
-			s.Radius = vg.Points(4)
-			p.Add(s)
-			p.Legend.Add(c.name, s)
-			continue
-		}
-		l, s, err := plotter.NewLinePoints(xy)
-		if err != nil {
+		if err := addCurve(p, i, c, logY); err != nil {
 			return err
 		}
-		l.Color, s.Color = col, col
-		s.Shape = plotutil.Shape(i)
-		s.Radius = vg.Points(2)
-		if c.dashed {
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-			s.Radius = 0
-		}
-		if c.gray {
-			l.Color = color.Gray{Y: 80}
-		}
-		p.Add(l, s)
-		p.Legend.Add(c.name, l, s)
 	}
 	if !logY { // from zero, with room above the highest line
 		p.Y.Min = 0
 		p.Y.Max *= 1.04
 	}
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, filepath.Join(dir, file))
+}
+
+// xTicks puts a tick every xstep over the curves' range of x.
+func xTicks(curves []curve, xstep float64) plot.ConstantTicks {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, c := range curves {
+		for _, v := range c.xy {
+			lo, hi = math.Min(lo, v.X), math.Max(hi, v.X)
+		}
+	}
+	var ticks []plot.Tick
+	for x := math.Floor(lo/xstep) * xstep; x <= hi+xstep/2; x += xstep {
+		ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)})
+	}
+	return ticks
+}
+
+// addCurve draws the i-th curve in its colour and shape: markers alone,
+// or a line with markers.
+func addCurve(p *plot.Plot, i int, c curve, logY bool) error {
+	xy := c.xy
+	if logY { // a log axis cannot show zeros (no false positive seen)
+		xy = nil
+		for _, v := range c.xy {
+			if v.Y > 0 && !math.IsInf(v.Y, 0) && !math.IsNaN(v.Y) {
+				xy = append(xy, v)
+			}
+		}
+	}
+	if len(xy) == 0 {
+		return nil
+	}
+	col := palette[i%len(palette)]
+	if c.points {
+		s, err := plotter.NewScatter(xy)
+		if err != nil {
+			return err
+		}
+		s.Color = col
+		s.Shape = plotutil.Shape(i)
+		s.Radius = vg.Points(4)
+		p.Add(s)
+		p.Legend.Add(c.name, s)
+		return nil
+	}
+	l, s, err := plotter.NewLinePoints(xy)
+	if err != nil {
+		return err
+	}
+	l.Color, s.Color = col, col
+	s.Shape = plotutil.Shape(i)
+	s.Radius = vg.Points(2)
+	if c.dashed {
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		s.Radius = 0
+	}
+	if c.gray {
+		l.Color = color.Gray{Y: 80}
+	}
+	p.Add(l, s)
+	p.Legend.Add(c.name, l, s)
+	return nil
 }

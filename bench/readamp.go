@@ -120,15 +120,57 @@ func MeasureReadAmp(c Config, pr *progress) (*ReadAmpResult, error) {
 	return r, nil
 }
 
+// readAmpDB is one policy's database under measurement: an in-memory FS
+// whose block reads are counted, and the key sets it holds and misses.
+type readAmpDB struct {
+	c        Config
+	pr       *progress
+	d        *pebble.DB
+	mem      vfs.FS
+	cfs      *pebbletest.CountingFS
+	layouts  map[string]map[int64]int // file base name -> block offset -> kind
+	value    []byte
+	members  KeyGen
+	absent   KeyGen
+	fillKeys int
+}
+
 func readAmpOne(c Config, valueLen int, name string, pol pebble.FilterPolicy, pr *progress) (row ReadAmpRow, err error) {
 	row.Policy = name
-	mem := vfs.NewMem()
-	cfs := pebbletest.NewCountingFS(mem)
-	var layouts map[string]map[int64]int
 	cache := pebble.NewCache(1)
 	defer cache.Unref()
+	db, err := openReadAmpDB(c, valueLen, pol, cache, pr)
+	if err != nil {
+		return row, err
+	}
+	defer func() {
+		if cerr := db.d.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	if err := db.fill(); err != nil {
+		return row, err
+	}
+	if err := db.measureL0(&row); err != nil {
+		return row, err
+	}
+	pr.Stage("readamp: %s: compacting into L6", name)
+	if err := db.d.Compact(context.Background(), []byte{0}, bytes.Repeat([]byte{0xff}, ShortKeyLen+1), false); err != nil {
+		return row, err
+	}
+	return row, db.measureL6(&row)
+}
+
+// openReadAmpDB opens a database on an in-memory FS with a one-byte block
+// cache, automatic compactions off and pol on all seven levels.
+func openReadAmpDB(c Config, valueLen int, pol pebble.FilterPolicy, cache *pebble.Cache, pr *progress) (*readAmpDB, error) {
+	mem := vfs.NewMem()
+	db := &readAmpDB{c: c, pr: pr, mem: mem, cfs: pebbletest.NewCountingFS(mem),
+		value:   bytes.Repeat([]byte("v"), valueLen),
+		members: KeyGen{Seed: c.Seed*1000 + 41, Width: ShortKeyLen},
+		absent:  KeyGen{Seed: c.Seed*1000 + 42, Width: ShortKeyLen}}
 	opts := &pebble.Options{
-		FS:                          cfs,
+		FS:                          db.cfs,
 		Cache:                       cache,
 		DisableAutomaticCompactions: true,
 		L0CompactionThreshold:       1 << 20,
@@ -142,153 +184,160 @@ func readAmpOne(c Config, valueLen int, name string, pol pebble.FilterPolicy, pr
 		opts.Levels[l].FilterType = pebble.TableFilter
 	}
 	d, err := pebble.Open("db", opts)
-	if err != nil {
-		return row, err
-	}
-	defer func() {
-		if cerr := d.Close(); err == nil {
-			err = cerr
-		}
-	}()
+	db.d = d
+	return db, err
+}
 
-	members := KeyGen{Seed: c.Seed*1000 + 41, Width: ShortKeyLen}
-	absent := KeyGen{Seed: c.Seed*1000 + 42, Width: ShortKeyLen}
-	value := bytes.Repeat([]byte("v"), valueLen)
+// fill writes RATables overlapping L0 tables of random keys, one flush each.
+func (db *readAmpDB) fill() error {
 	key := make([]byte, ShortKeyLen)
-	for t := range c.RATables {
-		b := d.NewBatch()
-		for i := t * c.RAKeysPerTable; i < (t+1)*c.RAKeysPerTable; i++ {
-			members.Put(key, uint64(i))
-			if err := b.Set(key, value, nil); err != nil {
-				return row, err
+	for t := range db.c.RATables {
+		b := db.d.NewBatch()
+		for i := t * db.c.RAKeysPerTable; i < (t+1)*db.c.RAKeysPerTable; i++ {
+			db.members.Put(key, uint64(i))
+			if err := b.Set(key, db.value, nil); err != nil {
+				return err
 			}
 		}
 		if err := b.Commit(pebble.NoSync); err != nil {
-			return row, err
+			return err
 		}
-		if err := d.Flush(); err != nil {
-			return row, err
+		if err := db.d.Flush(); err != nil {
+			return err
 		}
 	}
-	nKeys := c.RATables * c.RAKeysPerTable
+	db.fillKeys = db.c.RATables * db.c.RAKeysPerTable
+	return nil
+}
 
-	layout := func() (tables [7]int, filterPerKey [7]float64, err error) {
-		levels, err := d.SSTables(pebble.WithProperties())
-		if err != nil {
-			return tables, filterPerKey, err
-		}
-		layouts = map[string]map[int64]int{}
-		var fsz, ents [7]uint64
-		for l, files := range levels {
-			for _, f := range files {
-				tables[l]++
-				fsz[l] += f.Properties.FilterSize
-				ents[l] += f.Properties.NumEntries
-				fn := fmt.Sprintf("%06d.sst", uint64(f.BackingSSTNum))
-				m, err := tableLayout(mem, path.Join("db", fn))
-				if err != nil {
-					return tables, filterPerKey, err
-				}
-				layouts[fn] = m
-			}
-			if ents[l] > 0 {
-				filterPerKey[l] = float64(fsz[l]) / float64(ents[l])
-			}
-		}
-		return tables, filterPerKey, nil
-	}
-	tables, fpk, err := layout()
+// layout reads every table's block layout, for the counts to classify
+// reads by, and returns the tables and filter bytes per key of each level.
+func (db *readAmpDB) layout() (tables [7]int, filterPerKey [7]float64, err error) {
+	levels, err := db.d.SSTables(pebble.WithProperties())
 	if err != nil {
-		return row, err
+		return tables, filterPerKey, err
 	}
-	row.L0Tables, row.L0FilterPerKey = tables[0], fpk[0]
-
-	measure := func(n int, op func(i int) error) (ReadAmpIO, error) {
-		for i := range min(n, 50) { // open the tables, warm the file cache
-			if err := op(i); err != nil {
-				return ReadAmpIO{}, err
+	db.layouts = map[string]map[int64]int{}
+	var fsz, ents [7]uint64
+	for l, files := range levels {
+		for _, f := range files {
+			tables[l]++
+			fsz[l] += f.Properties.FilterSize
+			ents[l] += f.Properties.NumEntries
+			fn := fmt.Sprintf("%06d.sst", uint64(f.BackingSSTNum))
+			m, err := tableLayout(db.mem, path.Join("db", fn))
+			if err != nil {
+				return tables, filterPerKey, err
 			}
+			db.layouts[fn] = m
 		}
-		m0 := d.Metrics().Filter
-		cfs.Reset()
-		start := time.Now()
-		for i := range n {
-			if err := op(i); err != nil {
-				return ReadAmpIO{}, err
-			}
-			if i%1024 == 0 {
-				pr.Tick("%d/%d", i, n)
-			}
+		if ents[l] > 0 {
+			filterPerKey[l] = float64(fsz[l]) / float64(ents[l])
 		}
-		el := time.Since(start)
-		m1 := d.Metrics().Filter
-		reads, nbytes := blockCounts(cfs, layouts)
-		f := float64(n)
-		io := ReadAmpIO{
-			DataBlocks: float64(reads[blockData]) / f, DataBytes: float64(nbytes[blockData]) / f,
-			FilterBytes: float64(nbytes[blockFilter]) / f, IndexBytes: float64(nbytes[blockIndex]) / f,
-			OtherBytes: float64(nbytes[blockOther]) / f,
-			FilterHits: float64(m1.Hits-m0.Hits) / f, FilterMiss: float64(m1.Misses-m0.Misses) / f,
-			Ns: float64(el.Nanoseconds()) / f,
-		}
-		for k := range numBlockKinds {
-			io.TotalBytes += float64(nbytes[k]) / f
-			io.Reads += float64(reads[k]) / f
-		}
-		return io, nil
 	}
+	return tables, filterPerKey, nil
+}
 
-	get := func(g KeyGen, want bool, idx func(int) uint64) func(int) error {
-		k := make([]byte, ShortKeyLen)
-		return func(i int) error {
-			g.Put(k, idx(i))
-			v, closer, err := d.Get(k)
-			switch {
-			case errors.Is(err, pebble.ErrNotFound):
-				if want {
-					return fmt.Errorf("false negative: present key %x not found", k)
-				}
-				return nil
-			case err != nil:
-				return err
-			}
-			ok := bytes.Equal(v, value)
-			closer.Close()
-			if !want {
-				return fmt.Errorf("absent key %x found", k)
-			}
-			if !ok {
-				return fmt.Errorf("key %x: wrong value", k)
+// measure runs op n times after a warm-up and returns what one op read on
+// average, and its time.
+func (db *readAmpDB) measure(n int, op func(i int) error) (ReadAmpIO, error) {
+	for i := range min(n, 50) { // open the tables, warm the file cache
+		if err := op(i); err != nil {
+			return ReadAmpIO{}, err
+		}
+	}
+	m0 := db.d.Metrics().Filter
+	db.cfs.Reset()
+	start := time.Now()
+	for i := range n {
+		if err := op(i); err != nil {
+			return ReadAmpIO{}, err
+		}
+		if i%1024 == 0 {
+			db.pr.Tick("%d/%d", i, n)
+		}
+	}
+	el := time.Since(start)
+	m1 := db.d.Metrics().Filter
+	reads, nbytes := blockCounts(db.cfs, db.layouts)
+	f := float64(n)
+	io := ReadAmpIO{
+		DataBlocks: float64(reads[blockData]) / f, DataBytes: float64(nbytes[blockData]) / f,
+		FilterBytes: float64(nbytes[blockFilter]) / f, IndexBytes: float64(nbytes[blockIndex]) / f,
+		OtherBytes: float64(nbytes[blockOther]) / f,
+		FilterHits: float64(m1.Hits-m0.Hits) / f, FilterMiss: float64(m1.Misses-m0.Misses) / f,
+		Ns: float64(el.Nanoseconds()) / f,
+	}
+	for k := range numBlockKinds {
+		io.TotalBytes += float64(nbytes[k]) / f
+		io.Reads += float64(reads[k]) / f
+	}
+	return io, nil
+}
+
+// get returns an op that Gets key idx(i) of g and checks the answer: found
+// with its value if want, not found otherwise.
+func (db *readAmpDB) get(g KeyGen, want bool, idx func(int) uint64) func(int) error {
+	k := make([]byte, ShortKeyLen)
+	return func(i int) error {
+		g.Put(k, idx(i))
+		v, closer, err := db.d.Get(k)
+		switch {
+		case errors.Is(err, pebble.ErrNotFound):
+			if want {
+				return fmt.Errorf("false negative: present key %x not found", k)
 			}
 			return nil
+		case err != nil:
+			return err
 		}
+		ok := bytes.Equal(v, db.value)
+		closer.Close()
+		if !want {
+			return fmt.Errorf("absent key %x found", k)
+		}
+		if !ok {
+			return fmt.Errorf("key %x: wrong value", k)
+		}
+		return nil
 	}
-	if row.AbsentGet, err = measure(c.RAGets, get(absent, false, func(i int) uint64 { return uint64(i) })); err != nil {
-		return row, err
-	}
-	stride := uint64(nKeys/max(1, c.RAGets)) | 1
-	if row.PresentGet, err = measure(c.RAGets, get(members, true, func(i int) uint64 {
-		return (uint64(i) * stride * 2654435761) % uint64(nKeys)
-	})); err != nil {
-		return row, err
-	}
+}
 
-	pr.Stage("readamp: %s: compacting into L6", name)
-	if err := d.Compact(context.Background(), []byte{0}, bytes.Repeat([]byte{0xff}, ShortKeyLen+1), false); err != nil {
-		return row, err
+// measureL0 counts what Gets of absent keys, then of present keys read
+// through the overlapping L0 tables.
+func (db *readAmpDB) measureL0(row *ReadAmpRow) error {
+	tables, fpk, err := db.layout()
+	if err != nil {
+		return err
 	}
-	if tables, fpk, err = layout(); err != nil {
-		return row, err
+	row.L0Tables, row.L0FilterPerKey = tables[0], fpk[0]
+	n := db.c.RAGets
+	if row.AbsentGet, err = db.measure(n, db.get(db.absent, false, func(i int) uint64 { return uint64(i) })); err != nil {
+		return err
+	}
+	stride := uint64(db.fillKeys/max(1, n)) | 1
+	row.PresentGet, err = db.measure(n, db.get(db.members, true, func(i int) uint64 {
+		return (uint64(i) * stride * 2654435761) % uint64(db.fillKeys)
+	}))
+	return err
+}
+
+// measureL6 counts what SeekPrefixGE of absent keys reads once everything
+// is in L6, with IterOptions.UseL6Filters and without.
+func (db *readAmpDB) measureL6(row *ReadAmpRow) error {
+	tables, fpk, err := db.layout()
+	if err != nil {
+		return err
 	}
 	row.L6Tables, row.L6FilterPerKey = tables[6], fpk[6]
 	for _, useL6 := range []bool{true, false} {
-		it, err := d.NewIter(&pebble.IterOptions{UseL6Filters: useL6})
+		it, err := db.d.NewIter(&pebble.IterOptions{UseL6Filters: useL6})
 		if err != nil {
-			return row, err
+			return err
 		}
 		k := make([]byte, ShortKeyLen)
-		io, err := measure(c.RAGets, func(i int) error {
-			absent.Put(k, uint64(i))
+		io, err := db.measure(db.c.RAGets, func(i int) error {
+			db.absent.Put(k, uint64(i))
 			if it.SeekPrefixGE(k) {
 				return fmt.Errorf("absent key %x found by SeekPrefixGE", k)
 			}
@@ -298,7 +347,7 @@ func readAmpOne(c Config, valueLen int, name string, pol pebble.FilterPolicy, pr
 			err = cerr
 		}
 		if err != nil {
-			return row, err
+			return err
 		}
 		if useL6 {
 			row.L6AbsentSeek = io
@@ -306,7 +355,7 @@ func readAmpOne(c Config, valueLen int, name string, pol pebble.FilterPolicy, pr
 			row.L6AbsentNoFilter = io
 		}
 	}
-	return row, nil
+	return nil
 }
 
 // tableLayout maps the offsets of an sstable's data, filter and index blocks
