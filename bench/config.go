@@ -13,6 +13,10 @@ import (
 type Config struct {
 	Mode string // "tiny", "quick" or "full": printed in the report
 	Seed uint64
+	// Smoke marks sizes that only show that every section runs: too small
+	// for a target to pass or fail (a "beyond-cache" filter of a few dozen
+	// KB) or for a verdict to stand, so the report gives neither.
+	Smoke bool
 
 	// Load factor table (the paper's Table 2).
 	LoadLogBuckets int // table size 2^LoadLogBuckets buckets
@@ -90,7 +94,7 @@ type Config struct {
 // Tiny is a seconds-long configuration for smoke tests.
 func Tiny() Config {
 	return Config{
-		Mode: "tiny", Seed: 1,
+		Mode: "tiny", Seed: 1, Smoke: true,
 		LoadLogBuckets: 10, LoadRuns: 2, LoadMaxKicks: 500, LoadStaticRuns: 1, LoadStaticLogBuckets: 10,
 		FPRKeys: 4000, FPRQueries: 20000, FPRMinBits: 8, FPRMaxBits: 12, FPRSizes: []int{1000, 4000}, FPRSizeBits: 10,
 		FPRShapeBits: []int{10}, FPRShapeKeys: []int{4000}, FPRShapeQueries: 20000,

@@ -344,7 +344,7 @@ func (r *Report) table2Targets() []Target {
 		"%d sizes at 2^%d buckets; largest gap %.2f points at f=%d", n, r.loadLog(), 100*worst, worstF)
 	ok, n, worst, worstF = r.table2Gap(func(r LoadRow) Stat { return r.Dynamic }, true)
 	dyn := newTarget("dynamic filter load no more than 1 point below the paper's Table 2 for f >= 6 (a check of our own: "+
-		"the issue's target is the simulation's; the dynamic filter's walks look a step ahead, so it may load higher)", ok, n > 0,
+		"the paper's figures are the simulation's target; the dynamic filter's walks look a step ahead, so it may load higher)", ok, n > 0,
 		"%d sizes at 2^%d buckets; largest shortfall %.2f points at f=%d (negative: above the paper)", n, r.loadLog(), 100*worst, worstF)
 	return []Target{sim, dyn}
 }

@@ -217,6 +217,9 @@ func writeLookupSize(w *markdown, l *LookupResult, size string) {
 	}
 	if llc := lastLevelCache(); llc > 0 && first.FilterBytes > 0 {
 		fmt.Fprintf(w, " cuckoo's filter is %.3gx the last-level cache (%s).", float64(first.FilterBytes)/float64(llc), binarySize(llc))
+		if size == "beyond-cache" && int64(first.FilterBytes) < llc {
+			w.WriteString(" At this size it fits in that cache: these are not the times of a filter beyond it.")
+		}
 	}
 	w.WriteString("\n\n")
 	var rows [][]string

@@ -77,13 +77,18 @@ func ratioStr(a, base float64) string {
 type Target struct {
 	Name     string
 	Measured string
-	Status   string // PASS, FAIL or NOT MEASURED
+	Status   string // PASS, FAIL, NOT MEASURED or NOT JUDGED (smoke test)
 }
+
+const (
+	notMeasured = "NOT MEASURED"
+	notJudged   = "NOT JUDGED"
+)
 
 // newTarget is a target with its measurement; measured false means its
 // section did not run (or found nothing to judge).
 func newTarget(name string, ok, measured bool, format string, args ...any) Target {
-	t := Target{Name: name, Measured: fmt.Sprintf(format, args...), Status: "NOT MEASURED"}
+	t := Target{Name: name, Measured: fmt.Sprintf(format, args...), Status: notMeasured}
 	if measured {
 		t.Status = map[bool]string{true: "PASS", false: "FAIL"}[ok]
 	}

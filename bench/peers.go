@@ -398,8 +398,12 @@ func (r *Report) peerVerdicts() []string {
 		if row.CBF >= row.Bloom {
 			w = "not below"
 		}
-		v = append(v, fmt.Sprintf("Cuckoo Bloom filter at |S| = 2^%d, %.1f bits/member: FPR %.4f, %s the standard bloom filter's %.4f (paper: %.3f vs %.3f).",
-			row.LogS, row.BitsPerItem, row.CBF, w, row.Bloom, MunLimTable1[row.LogS][0], MunLimTable1[row.LogS][1]))
+		paper := ""
+		if p, ok := MunLimTable1[row.LogS]; ok {
+			paper = fmt.Sprintf(" (paper: %.3f vs %.3f)", p[0], p[1])
+		}
+		v = append(v, fmt.Sprintf("Cuckoo Bloom filter at |S| = 2^%d, %.1f bits/member: FPR %.4f, %s the standard bloom filter's %.4f%s.",
+			row.LogS, row.BitsPerItem, row.CBF, w, row.Bloom, paper))
 	}
 	return v
 }

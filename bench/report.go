@@ -113,9 +113,18 @@ func firstLines(s string, n int) string {
 }
 
 // Targets evaluates the project's goals from the measurements, each
-// section judging its own.
+// section judging its own. A smoke test's sizes cannot show whether a
+// target is met: what was measured is shown, but not judged.
 func (r *Report) Targets() []Target {
-	return slices.Concat(r.fprTargets(), r.staticLoadTargets(), r.lookupTargets(), r.table2Targets())
+	ts := slices.Concat(r.fprTargets(), r.staticLoadTargets(), r.lookupTargets(), r.table2Targets())
+	if r.Config.Smoke {
+		for i := range ts {
+			if ts[i].Status != notMeasured {
+				ts[i].Status = notJudged
+			}
+		}
+	}
+	return ts
 }
 
 // verdicts are plain statements computed from the measurements, each
@@ -138,9 +147,13 @@ func (r *Report) Write(dir string) error {
 	w.table([]string{"status", "target", "measured"}, rows)
 
 	w.WriteString("## Where this project wins and loses\n\n")
-	w.WriteString("Computed from the numbers below.\n\n")
-	w.list(r.verdicts())
-	w.WriteString("\n")
+	if r.Config.Smoke {
+		w.WriteString("Not drawn: a smoke test's sizes cannot support them.\n\n")
+	} else {
+		w.WriteString("Computed from the numbers below.\n\n")
+		w.list(r.verdicts())
+		w.WriteString("\n")
+	}
 
 	r.writeLoad(w)
 	r.writeFPR(w)
@@ -172,7 +185,13 @@ func (r *Report) writeHeader(w *markdown) {
 	w.WriteString("- Lookup times are the fastest of passes interleaved between the filters; builds, " +
 		"the read-amplification Get times and the peers' times come from one pass (or the fastest of " +
 		"three) per filter and are noisier. On a shared machine read the ratios to Pebble's bloom " +
-		"from the same run, not the absolute numbers.\n\n")
+		"from the same run, not the absolute numbers.\n")
+	if r.Config.Smoke {
+		w.WriteString("- **A smoke test**: its sizes show that every section runs, and are far too small for the " +
+			"numbers to mean anything; targets are not judged and no verdicts are drawn. Run -quick or the full " +
+			"report for those.\n")
+	}
+	w.WriteString("\n")
 }
 
 // writeFailures lists the sections that failed, with their errors.

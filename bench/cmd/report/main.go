@@ -30,7 +30,7 @@ func run(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	quick := fs.Bool("quick", false, "a run of about three minutes on two idle cores (five on busy ones)")
-	tiny := fs.Bool("tiny", false, "a run of seconds, for smoke tests")
+	tiny := fs.Bool("tiny", false, "a smoke test of seconds: every section runs, no target is judged and no verdict drawn")
 	out := fs.String("out", "", "directory for REPORT.md and the plots (required)")
 	only := fs.String("only", "", "comma-separated sections to run: "+strings.Join(bench.Sections, ","))
 	seed := fs.Uint64("seed", 1, "seed of every key set")
