@@ -148,7 +148,6 @@ type peerFilter interface {
 type peerKind struct {
 	name, fbits string
 	new         func(capacity int) (peerFilter, error)
-	note        string
 }
 
 type seifPeer struct{ f *seiflotfy.Filter }
