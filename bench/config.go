@@ -32,11 +32,10 @@ type Config struct {
 	// 2..16; empty means every size from 2 to 16.
 	LoadFingerprints []int
 	// LoadWorkers runs that many (size, run) cells of the table side by
-	// side; 0 means GOMAXPROCS. A cell holds one table at a time (256 MB
-	// at 2^25 buckets) and, for the static column, its keys (about 400 MB
-	// with their hashes at 2^22): with the garbage collector's slack, two
-	// workers of the full run peaked at 1.7 GB. The results do not depend
-	// on it: every cell has its own seed.
+	// side; 0 means GOMAXPROCS. A cell holds one table at a time and, for
+	// the static column, its keys: each worker of the full run needs close
+	// to a GB (see bench/NOTES.md). The results do not depend on it: every
+	// cell has its own seed.
 	LoadWorkers int
 
 	// False-positive rate against bits per key (Figure 2).
@@ -63,8 +62,7 @@ type Config struct {
 	// LookupQueries is the queries per pass, in one flat buffer. Every pass
 	// repeats them, so for the beyond-cache filter they must touch more
 	// lines than the last cache level holds, for bloom's one line a query
-	// as for cuckoo's two: at 2^18 queries bloom's 16 MB of lines stayed
-	// in a 32 MB L3 from pass to pass and cuckoo's 32 MB did not.
+	// as for cuckoo's two (see bench/NOTES.md).
 	LookupQueries    int
 	LookupReps       int // timed passes per filter and p (fastest kept)
 	LookupMinTime    time.Duration

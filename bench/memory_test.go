@@ -9,8 +9,7 @@ import (
 )
 
 // memWords is the size of BenchmarkMemoryLoads's buffer in 8-byte words:
-// 128 MB, four times the largest last-level cache of the machines this was
-// measured on.
+// 128 MB, beyond the last-level cache (see bench/NOTES.md).
 const memWords = 1 << 24
 
 var memSink uint64
@@ -39,24 +38,9 @@ func memIndex(i uint64) uint64 { return i * 0x9e3779b97f4a7c15 >> (64 - 24) }
 //     two-far issues both loads before either returns, as a cuckoo lookup
 //     does.
 //
-// On the 2-core development VM (AMD EPYC, family 26), three runs on
-// 2026-11-23, ns per op: independent one 11.8-12.6 (once 18-21),
-// two-same-16B 12.9-13.8, two-far 22.1-30.7, six-same-line 22.6-23.5,
-// one-plus-alu 28.5-48.2; dependent one 154-184, two-far 155-189. So a
-// second line costs a lookup nothing in latency, both misses being in
-// flight together, but close to a whole lookup in throughput; a second word
-// of the same line costs about a tenth; and some fifteen instructions that
-// never wait on memory cost more than a second line: when every op waits on
-// memory, what each op holds of the processor's window while it waits
-// bounds how many ops are in flight.
-//
 // The key cases (below) add what every filter lookup does before its
-// loads: read a 16-byte key and hash it. Same VM, two runs of three on
-// 2026-11-23, ns per op: one 12.1-20.6, key-then-one 28.7-32.9,
-// hash-then-one 53.8-76.8, one-at-hash 51.8-81.4, two-far-at-hash
-// 56.2-85.5. Hashing the key (XXH64, one call) costs a lookup about one and
-// a half times what reading the key does, whether or not the load waits for
-// the hash; once the key is hashed, a second line adds 5-10%.
+// loads: read a 16-byte key and hash it. What the cases measured, and what
+// follows for a lookup's second line and its hash: see bench/NOTES.md.
 func BenchmarkMemoryLoads(b *testing.B) {
 	buf := make([]uint64, memWords)
 	x := uint64(0x9e3779b97f4a7c15)
