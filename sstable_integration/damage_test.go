@@ -193,95 +193,110 @@ func TestDamagedFilterBlock(t *testing.T) {
 	for _, tf := range []sstable.TableFormat{sstable.TableFormatMinSupported, sstable.TableFormatMax} {
 		t.Run(tf.String(), func(t *testing.T) {
 			d := newDamageFixture(t, tf, seed, n)
-			info, err := cuckoopolicy.Inspect(d.file[d.filterOff : d.filterOff+d.filterLen])
-			if err != nil {
-				t.Fatal(err)
-			}
-
-			// Bit flips, checksum not fixed: every byte of the block's first
-			// 16 and last 64 bytes and of its block trailer, and a sample of
-			// the rest.
-			reported, tried := 0, 0
-			for i := 0; i < d.filterLen+block.TrailerLen; i++ {
-				if i >= 16 && i < d.filterLen-64 && i%23 != 0 {
-					continue
-				}
-				tried++
-				off := d.filterOff + i
-				file := slices.Clone(d.file)
-				file[off] ^= 1 << (off % 8)
-				what := fmt.Sprintf("bit %d of byte %d of the block flipped", off%8, i)
-				out := d.probe(t, what, file, 8)
-				if len(out.lost)+len(out.wrong) > 0 {
-					t.Fatalf("%s: %d keys lost (%q), %d wrong, with the checksum not fixed", what, len(out.lost), out.lost, len(out.wrong))
-				}
-				if out.openErr != nil || out.errors > 0 {
-					reported++
-				}
-			}
-			t.Logf("unfixed flips: %d of %d reported by Pebble, none lost a key", reported, tried)
-			if reported != tried {
-				t.Fatalf("unfixed flips: only %d of %d reported: the block checksum should catch every one", reported, tried)
-			}
-
-			// Bit flips, checksum fixed up.
-			var rejected, local, maxLost int
-			for i := 0; i < d.filterLen; i++ {
-				for _, bit := range []int{i % 8, (i + 3) % 8} {
-					file := slices.Clone(d.file)
-					file[d.filterOff+i] ^= 1 << bit
-					d.fixChecksum(file)
-					what := fmt.Sprintf("bit %d of byte %d of %d flipped, checksum fixed", bit, i, d.filterLen)
-					out := d.probe(t, what, file, 0)
-					if out.openErr != nil || out.errors > 0 || len(out.wrong) > 0 {
-						t.Fatalf("%s: %+v", what, out)
-					}
-					_, ierr := cuckoopolicy.Inspect(file[d.filterOff : d.filterOff+d.filterLen])
-					switch {
-					case ierr != nil && len(out.lost) > 0:
-						t.Fatalf("%s: Inspect rejects the block (%v) yet MayContain filtered out %d present keys", what, ierr, len(out.lost))
-					case ierr != nil:
-						rejected++
-					case len(out.lost) > 8:
-						t.Fatalf("%s: the block still decodes, and %d present keys were lost: more than one byte's buckets can hold", what, len(out.lost))
-					default:
-						local++
-						maxLost = max(maxLost, len(out.lost))
-					}
-				}
-			}
-			t.Logf("fixed-up flips in a %d-byte block (%+v): %d rejected by Inspect with no key lost; %d in the fingerprint array, at most %d keys lost each",
-				d.filterLen, info, rejected, local, maxLost)
-			if rejected == 0 {
-				t.Fatalf("no flip was rejected: the block's header and trailer are not validated")
-			}
-
-			// Structural damage written with a valid checksum.
-			for _, dm := range structuralDamage(d.filterLen) {
-				fs := vfs.NewMem()
-				wo := d.writerOptions
-				wo.FilterPolicy = damagingPolicy{cuckoopolicy.FilterPolicy(10), dm.fn}
-				writeTable(t, fs, "t.sst", wo, sortedKVs(d.present, bytes.Compare))
-				ro := sstable.ReaderOptions{Filters: map[string]pebble.FilterPolicy{cuckooName: cuckoopolicy.FilterPolicy(10)}}
-				_, blk, _ := readFilterBlock(t, fs, "t.sst", ro)
-				if _, err := cuckoopolicy.Inspect(blk); err == nil {
-					t.Fatalf("%s: Inspect accepts the damaged %d-byte block", dm.name, len(blk))
-				}
-				out := probeDamaged(t, dm.name, fs, "t.sst", d.present, d.absent)
-				if out.openErr != nil || out.errors > 0 || len(out.lost)+len(out.wrong) > 0 {
-					t.Fatalf("%s: %d keys lost, %d wrong, open error %v, %d errors; want every key read through",
-						dm.name, len(out.lost), len(out.wrong), out.openErr, out.errors)
-				}
-			}
-
-			// Files cut inside the filter block.
-			for _, cut := range []int{0, 1, d.filterLen / 2, d.filterLen, d.filterLen + 3} {
-				out := d.probe(t, "truncated file", d.file[:d.filterOff+cut], 8)
-				if out.openErr == nil {
-					t.Fatalf("file truncated %d bytes into the filter block opened without an error", cut)
-				}
-			}
+			d.unfixedFlips(t)
+			d.fixedFlips(t)
+			d.structural(t)
+			d.truncations(t)
 		})
+	}
+}
+
+// unfixedFlips flips bits with the checksum not fixed: every byte of the
+// block's first 16 and last 64 bytes and of its block trailer, and a sample
+// of the rest. Pebble must report every one.
+func (d *damageFixture) unfixedFlips(t *testing.T) {
+	reported, tried := 0, 0
+	for i := 0; i < d.filterLen+block.TrailerLen; i++ {
+		if i >= 16 && i < d.filterLen-64 && i%23 != 0 {
+			continue
+		}
+		tried++
+		off := d.filterOff + i
+		file := slices.Clone(d.file)
+		file[off] ^= 1 << (off % 8)
+		what := fmt.Sprintf("bit %d of byte %d of the block flipped", off%8, i)
+		out := d.probe(t, what, file, 8)
+		if len(out.lost)+len(out.wrong) > 0 {
+			t.Fatalf("%s: %d keys lost (%q), %d wrong, with the checksum not fixed", what, len(out.lost), out.lost, len(out.wrong))
+		}
+		if out.openErr != nil || out.errors > 0 {
+			reported++
+		}
+	}
+	t.Logf("unfixed flips: %d of %d reported by Pebble, none lost a key", reported, tried)
+	if reported != tried {
+		t.Fatalf("unfixed flips: only %d of %d reported: the block checksum should catch every one", reported, tried)
+	}
+}
+
+// fixedFlips flips bits with the checksum fixed up: Inspect must reject
+// some (the header and trailer are validated), and a flip it lets through
+// may lose no more keys than one byte's buckets hold.
+func (d *damageFixture) fixedFlips(t *testing.T) {
+	info, err := cuckoopolicy.Inspect(d.file[d.filterOff : d.filterOff+d.filterLen])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rejected, local, maxLost int
+	for i := 0; i < d.filterLen; i++ {
+		for _, bit := range []int{i % 8, (i + 3) % 8} {
+			file := slices.Clone(d.file)
+			file[d.filterOff+i] ^= 1 << bit
+			d.fixChecksum(file)
+			what := fmt.Sprintf("bit %d of byte %d of %d flipped, checksum fixed", bit, i, d.filterLen)
+			out := d.probe(t, what, file, 0)
+			if out.openErr != nil || out.errors > 0 || len(out.wrong) > 0 {
+				t.Fatalf("%s: %+v", what, out)
+			}
+			_, ierr := cuckoopolicy.Inspect(file[d.filterOff : d.filterOff+d.filterLen])
+			switch {
+			case ierr != nil && len(out.lost) > 0:
+				t.Fatalf("%s: Inspect rejects the block (%v) yet MayContain filtered out %d present keys", what, ierr, len(out.lost))
+			case ierr != nil:
+				rejected++
+			case len(out.lost) > 8:
+				t.Fatalf("%s: the block still decodes, and %d present keys were lost: more than one byte's buckets can hold", what, len(out.lost))
+			default:
+				local++
+				maxLost = max(maxLost, len(out.lost))
+			}
+		}
+	}
+	t.Logf("fixed-up flips in a %d-byte block (%+v): %d rejected by Inspect with no key lost; %d in the fingerprint array, at most %d keys lost each",
+		d.filterLen, info, rejected, local, maxLost)
+	if rejected == 0 {
+		t.Fatalf("no flip was rejected: the block's header and trailer are not validated")
+	}
+}
+
+// structural writes structural damage with a valid checksum: Inspect must
+// reject it and every key must still be read through.
+func (d *damageFixture) structural(t *testing.T) {
+	for _, dm := range structuralDamage(d.filterLen) {
+		fs := vfs.NewMem()
+		wo := d.writerOptions
+		wo.FilterPolicy = damagingPolicy{cuckoopolicy.FilterPolicy(10), dm.fn}
+		writeTable(t, fs, "t.sst", wo, sortedKVs(d.present, bytes.Compare))
+		ro := sstable.ReaderOptions{Filters: map[string]pebble.FilterPolicy{cuckooName: cuckoopolicy.FilterPolicy(10)}}
+		_, blk, _ := readFilterBlock(t, fs, "t.sst", ro)
+		if _, err := cuckoopolicy.Inspect(blk); err == nil {
+			t.Fatalf("%s: Inspect accepts the damaged %d-byte block", dm.name, len(blk))
+		}
+		out := probeDamaged(t, dm.name, fs, "t.sst", d.present, d.absent)
+		if out.openErr != nil || out.errors > 0 || len(out.lost)+len(out.wrong) > 0 {
+			t.Fatalf("%s: %d keys lost, %d wrong, open error %v, %d errors; want every key read through",
+				dm.name, len(out.lost), len(out.wrong), out.openErr, out.errors)
+		}
+	}
+}
+
+// truncations cuts the file inside the filter block: opening must fail.
+func (d *damageFixture) truncations(t *testing.T) {
+	for _, cut := range []int{0, 1, d.filterLen / 2, d.filterLen, d.filterLen + 3} {
+		out := d.probe(t, "truncated file", d.file[:d.filterOff+cut], 8)
+		if out.openErr == nil {
+			t.Fatalf("file truncated %d bytes into the filter block opened without an error", cut)
+		}
 	}
 }
 

@@ -196,6 +196,64 @@ func TestDBL6Filters(t *testing.T) {
 	}
 }
 
+// The random workload's key spaces: "k" keys take every kind of write, "s"
+// keys alternate between one Set and one SingleDelete.
+const workloadKeys, workloadSingles = 3000, 500
+
+// workload draws the random operations of TestDBWorkload and keeps the
+// oracle of what they leave.
+type workload struct {
+	rng       *rand.Rand
+	want      oracle
+	singleSet map[int]bool // "s" keys currently set once
+}
+
+// write applies round r's 300 random operations to w: sets, deletes,
+// merges, range deletions and single deletes.
+func (wl *workload) write(t *testing.T, w pebble.Writer, r int) {
+	t.Helper()
+	const nk, ns = workloadKeys, workloadSingles
+	rng, want, singleSet := wl.rng, wl.want, wl.singleSet
+	for op := 0; op < 300; op++ {
+		i := rng.IntN(nk)
+		k := key("k", i)
+		v := fmt.Sprintf("r%d.%d", r, op)
+		var err error
+		switch x := rng.IntN(100); {
+		case x < 45:
+			err = w.Set(k, []byte(v), nil)
+			want[string(k)] = v
+		case x < 60:
+			err = w.Delete(k, nil)
+			delete(want, string(k))
+		case x < 75:
+			err = w.Merge(k, []byte(v), nil)
+			want[string(k)] += v
+		case x < 78:
+			j := min(nk, i+1+rng.IntN(40))
+			err = w.DeleteRange(k, key("k", j), nil)
+			for d := i; d < j; d++ {
+				delete(want, string(key("k", d)))
+			}
+		default:
+			// Single deletes only ever meet one Set.
+			s := rng.IntN(ns)
+			sk := key("s", s)
+			if singleSet[s] {
+				err = w.SingleDelete(sk, nil)
+				delete(want, string(sk))
+			} else {
+				err = w.Set(sk, []byte(v), nil)
+				want[string(sk)] = v
+			}
+			singleSet[s] = !singleSet[s]
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // snapshotCheck is a snapshot with the oracle as of its creation.
 type snapshotCheck struct {
 	snap *pebble.Snapshot
@@ -213,92 +271,15 @@ func TestDBWorkload(t *testing.T) {
 	for _, f := range dbFormats {
 		t.Run(f.name, func(t *testing.T) {
 			rng := pebbletest.Rand(seed)
-			fs := vfs.NewMem()
-			policies := []pebble.FilterPolicy{
-				cuckoopolicy.FilterPolicy(10),
-				cuckoopolicy.FilterPolicy(16),
-				cuckoopolicy.Policy{FingerprintBits: 9, SemiSort: false},
-				cuckoopolicy.FilterPolicy(7),
-				cuckoopolicy.Policy{FingerprintBits: 24, SemiSort: true},
-			}
-			open := func(i int) *pebble.DB {
-				o := dbOptions(fs, f, policies[i%len(policies)])
-				o.MemTableSize = 256 << 10
-				o.TargetFileSizes[0] = 64 << 10
-				return openDB(t, "db", o)
-			}
-			reopens := 0
-			db := open(reopens)
-			const nk, ns = 3000, 500
-			want := oracle{}
-			singleSet := map[int]bool{} // "s" keys currently set once
-			var snaps []snapshotCheck
-			var universe [][]byte
-			for i := 0; i < nk; i++ {
-				universe = append(universe, key("k", i))
-			}
-			for i := 0; i < ns; i++ {
-				universe = append(universe, key("s", i))
-			}
-			check := func(when string) {
-				checkReader(t, when, db, bytes.Compare, want, universe)
-				for i, s := range snaps {
-					checkReader(t, fmt.Sprintf("%s, snapshot %d", when, i), s.snap, bytes.Compare, s.want, universe)
-				}
-			}
-			closeSnaps := func() {
-				for _, s := range snaps {
-					if err := s.snap.Close(); err != nil {
-						t.Fatal(err)
-					}
-				}
-				snaps = nil
-			}
-			var hits int64
+			wl := &workload{rng: rng, want: oracle{}, singleSet: map[int]bool{}}
+			wd := newWorkloadDB(t, f, wl)
 			for r := 0; r < rounds; r++ {
-				b := db.NewBatch()
-				w := pebble.Writer(db)
+				b := wd.db.NewBatch()
+				w := pebble.Writer(wd.db)
 				if rng.IntN(2) == 0 {
 					w = b
 				}
-				for op := 0; op < 300; op++ {
-					i := rng.IntN(nk)
-					k := key("k", i)
-					v := fmt.Sprintf("r%d.%d", r, op)
-					var err error
-					switch x := rng.IntN(100); {
-					case x < 45:
-						err = w.Set(k, []byte(v), nil)
-						want[string(k)] = v
-					case x < 60:
-						err = w.Delete(k, nil)
-						delete(want, string(k))
-					case x < 75:
-						err = w.Merge(k, []byte(v), nil)
-						want[string(k)] += v
-					case x < 78:
-						j := min(nk, i+1+rng.IntN(40))
-						err = w.DeleteRange(k, key("k", j), nil)
-						for d := i; d < j; d++ {
-							delete(want, string(key("k", d)))
-						}
-					default:
-						// Single deletes only ever meet one Set.
-						s := rng.IntN(ns)
-						sk := key("s", s)
-						if singleSet[s] {
-							err = w.SingleDelete(sk, nil)
-							delete(want, string(sk))
-						} else {
-							err = w.Set(sk, []byte(v), nil)
-							want[string(sk)] = v
-						}
-						singleSet[s] = !singleSet[s]
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-				}
+				wl.write(t, w, r)
 				if w == b {
 					if err := b.Commit(pebble.NoSync); err != nil {
 						t.Fatal(err)
@@ -306,49 +287,117 @@ func TestDBWorkload(t *testing.T) {
 				} else {
 					_ = b.Close()
 				}
-				switch x := rng.IntN(10); {
-				case x < 3:
-					if err := db.Flush(); err != nil {
-						t.Fatal(err)
-					}
-				case x < 5:
-					lo := rng.IntN(nk)
-					if err := db.Compact(context.Background(), key("k", lo), key("k", lo+1+rng.IntN(nk)), rng.IntN(2) == 0); err != nil {
-						t.Fatal(err)
-					}
-				case x < 7:
-					if len(snaps) < 3 {
-						snaps = append(snaps, snapshotCheck{db.NewSnapshot(), want.clone()})
-					}
-				case x < 8:
-					check(fmt.Sprintf("round %d before reopen", r))
-					closeSnaps()
-					hits += filterMetrics(db).Hits
-					closeDB(t, db)
-					reopens++
-					db = open(reopens)
-				}
+				wd.maintain(r)
 				if r%5 == 4 {
-					check(fmt.Sprintf("round %d", r))
+					wd.check(fmt.Sprintf("round %d", r))
 				}
 			}
-			if err := db.Flush(); err != nil {
+			if err := wd.db.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			check("end")
-			closeSnaps()
-			if err := db.Compact(context.Background(), []byte("a"), []byte("z"), true); err != nil {
+			wd.check("end")
+			wd.closeSnaps()
+			if err := wd.db.Compact(context.Background(), []byte("a"), []byte("z"), true); err != nil {
 				t.Fatal(err)
 			}
-			check("after a full compaction")
-			requireAllCuckoo(t, db, fs, "db")
-			hits += filterMetrics(db).Hits
-			closeDB(t, db)
-			t.Logf("%d rounds, %d reopens, %d keys live, filters skipped %d tables", rounds, reopens, len(want), hits)
-			if hits == 0 {
+			wd.check("after a full compaction")
+			requireAllCuckoo(t, wd.db, wd.fs, "db")
+			wd.hits += filterMetrics(wd.db).Hits
+			closeDB(t, wd.db)
+			t.Logf("%d rounds, %d reopens, %d keys live, filters skipped %d tables", rounds, wd.reopens, len(wl.want), wd.hits)
+			if wd.hits == 0 {
 				t.Fatalf("the filters never skipped a table")
 			}
 		})
+	}
+}
+
+// workloadDB is TestDBWorkload's database: reopened with the next policy
+// of the list each time, with up to three open snapshots and the filter
+// hits of the databases closed so far.
+type workloadDB struct {
+	t        *testing.T
+	f        dbFormat
+	fs       vfs.FS
+	wl       *workload
+	db       *pebble.DB
+	reopens  int
+	snaps    []snapshotCheck
+	hits     int64
+	universe [][]byte // every key the workload may write
+}
+
+// workloadPolicies are the policies the database is reopened with in turn:
+// any instance of the family reads any block.
+var workloadPolicies = []pebble.FilterPolicy{
+	cuckoopolicy.FilterPolicy(10),
+	cuckoopolicy.FilterPolicy(16),
+	cuckoopolicy.Policy{FingerprintBits: 9, SemiSort: false},
+	cuckoopolicy.FilterPolicy(7),
+	cuckoopolicy.Policy{FingerprintBits: 24, SemiSort: true},
+}
+
+func newWorkloadDB(t *testing.T, f dbFormat, wl *workload) *workloadDB {
+	wd := &workloadDB{t: t, f: f, fs: vfs.NewMem(), wl: wl}
+	for i := 0; i < workloadKeys; i++ {
+		wd.universe = append(wd.universe, key("k", i))
+	}
+	for i := 0; i < workloadSingles; i++ {
+		wd.universe = append(wd.universe, key("s", i))
+	}
+	wd.open()
+	return wd
+}
+
+func (wd *workloadDB) open() {
+	o := dbOptions(wd.fs, wd.f, workloadPolicies[wd.reopens%len(workloadPolicies)])
+	o.MemTableSize = 256 << 10
+	o.TargetFileSizes[0] = 64 << 10
+	wd.db = openDB(wd.t, "db", o)
+}
+
+// check checks the database and every open snapshot against their oracles.
+func (wd *workloadDB) check(when string) {
+	checkReader(wd.t, when, wd.db, bytes.Compare, wd.wl.want, wd.universe)
+	for i, s := range wd.snaps {
+		checkReader(wd.t, fmt.Sprintf("%s, snapshot %d", when, i), s.snap, bytes.Compare, s.want, wd.universe)
+	}
+}
+
+func (wd *workloadDB) closeSnaps() {
+	for _, s := range wd.snaps {
+		if err := s.snap.Close(); err != nil {
+			wd.t.Fatal(err)
+		}
+	}
+	wd.snaps = nil
+}
+
+// maintain ends round r with, at random, a flush, a compaction of a random
+// range, a snapshot, a check and a reopen, or nothing.
+func (wd *workloadDB) maintain(r int) {
+	t, rng := wd.t, wd.wl.rng
+	switch x := rng.IntN(10); {
+	case x < 3:
+		if err := wd.db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	case x < 5:
+		lo := rng.IntN(workloadKeys)
+		if err := wd.db.Compact(context.Background(), key("k", lo), key("k", lo+1+rng.IntN(workloadKeys)), rng.IntN(2) == 0); err != nil {
+			t.Fatal(err)
+		}
+	case x < 7:
+		if len(wd.snaps) < 3 {
+			wd.snaps = append(wd.snaps, snapshotCheck{wd.db.NewSnapshot(), wd.wl.want.clone()})
+		}
+	case x < 8:
+		wd.check(fmt.Sprintf("round %d before reopen", r))
+		wd.closeSnaps()
+		wd.hits += filterMetrics(wd.db).Hits
+		closeDB(t, wd.db)
+		wd.reopens++
+		wd.open()
 	}
 }
 
@@ -577,9 +626,6 @@ func TestDBSwitchPolicies(t *testing.T) {
 	seed := pebbletest.Seed(t)
 	for _, f := range dbFormats {
 		t.Run(f.name, func(t *testing.T) {
-			rng := pebbletest.Rand(seed)
-			fs := vfs.NewMem()
-			const nk, np = 4000, 500
 			phases := []pebble.FilterPolicy{
 				bloom.FilterPolicy(10),
 				cuckoopolicy.FilterPolicy(10),
@@ -591,96 +637,121 @@ func TestDBSwitchPolicies(t *testing.T) {
 			if pebbletest.Long() {
 				phases = append(phases, phases...)
 			}
-			want := oracle{}
-			var universe [][]byte
-			for i := 0; i < nk; i++ {
-				universe = append(universe, key("k", i))
-			}
-			used := map[string]bool{}
-			flush := func(db *pebble.DB) {
-				if err := db.Flush(); err != nil {
-					t.Fatal(err)
-				}
+			sw := &switchRun{t: t, f: f, fs: vfs.NewMem(), rng: pebbletest.Rand(seed), want: oracle{}, used: map[string]bool{}}
+			for i := 0; i < switchKeys; i++ {
+				sw.universe = append(sw.universe, key("k", i))
 			}
 			for p, policy := range phases {
-				used[policy.Name()] = true
-				o := dbOptions(fs, f, policy)
-				o.DisableAutomaticCompactions = true
-				db := openDB(t, "db", o)
-
-				// The phase's own keys, in a table nothing compacts later.
-				space := fmt.Sprintf("p%02d", p)
-				for i := 0; i < np; i++ {
-					k := key(space, i)
-					if err := db.Set(k, k, nil); err != nil {
-						t.Fatal(err)
-					}
-					want[string(k)] = string(k)
-					universe = append(universe, k, key(space, np+i))
-				}
-				flush(db)
-
-				for round := 0; round < 3; round++ {
-					for op := 0; op < 600; op++ {
-						k := key("k", rng.IntN(nk))
-						if rng.IntN(5) == 0 {
-							if err := db.Delete(k, nil); err != nil {
-								t.Fatal(err)
-							}
-							delete(want, string(k))
-							continue
-						}
-						v := fmt.Sprintf("p%d.%d.%d", p, round, op)
-						if err := db.Set(k, []byte(v), nil); err != nil {
-							t.Fatal(err)
-						}
-						want[string(k)] = v
-					}
-					flush(db)
-				}
-				if err := db.Compact(context.Background(), key("k", 0), key("k", nk), false); err != nil {
-					t.Fatal(err)
-				}
-				what := fmt.Sprintf("phase %d (%s)", p, policyString(policy))
-				checkReader(t, what, db, bytes.Compare, want, universe)
-				counts := policyCounts(t, db, fs, "db")
-				t.Logf("%s: tables by filter policy %v", what, counts)
-				for name := range used {
-					if name == pebble.NoFilterPolicy.Name() {
-						name = ""
-					}
-					if counts[name] == 0 {
-						t.Fatalf("%s: no table left with policy %q: %v", what, name, counts)
-					}
-				}
-				closeDB(t, db)
-
-				// Again with both families registered in Filters, so that
-				// every table is read through its own filter.
-				o = dbOptions(fs, f, policy)
-				o.DisableAutomaticCompactions = true
-				if o.Filters == nil {
-					o.Filters = map[string]pebble.FilterPolicy{}
-				}
-				o.Filters[cuckooName] = cuckoopolicy.FilterPolicy(10)
-				o.Filters[bloomName] = bloom.FilterPolicy(10)
-				db = openDB(t, "db", o)
-				checkReader(t, what+" with both families in Filters", db, bytes.Compare, want, universe)
-				closeDB(t, db)
+				sw.phase(p, policy)
 			}
 			// Automatic compactions and a last full compaction leave only
 			// the last phase's policy.
 			last := phases[len(phases)-1]
-			db := openDB(t, "db", dbOptions(fs, f, last))
-			checkReader(t, "with automatic compactions", db, bytes.Compare, want, universe)
+			db := openDB(t, "db", dbOptions(sw.fs, f, last))
+			checkReader(t, "with automatic compactions", db, bytes.Compare, sw.want, sw.universe)
 			if err := db.Compact(context.Background(), []byte("a"), []byte("z"), false); err != nil {
 				t.Fatal(err)
 			}
-			checkReader(t, "after the final compaction", db, bytes.Compare, want, universe)
-			if counts := policyCounts(t, db, fs, "db"); len(counts) != 1 || counts[last.Name()] == 0 {
+			checkReader(t, "after the final compaction", db, bytes.Compare, sw.want, sw.universe)
+			if counts := policyCounts(t, db, sw.fs, "db"); len(counts) != 1 || counts[last.Name()] == 0 {
 				t.Fatalf("after a full compaction, tables by filter policy %v; want all %q", counts, last.Name())
 			}
 			closeDB(t, db)
 		})
+	}
+}
+
+// switchKeys are the "k" keys every phase of TestDBSwitchPolicies
+// overwrites and deletes; switchPhaseKeys those each phase writes once.
+const switchKeys, switchPhaseKeys = 4000, 500
+
+// switchRun is one database of TestDBSwitchPolicies across its phases.
+type switchRun struct {
+	t        *testing.T
+	f        dbFormat
+	fs       vfs.FS
+	rng      *rand.Rand
+	want     oracle
+	universe [][]byte        // every key written, and absent ones beside them
+	used     map[string]bool // policy names of the phases so far
+}
+
+// phase opens the database with policy, writes and compacts, and checks
+// that every table of every phase so far is read, through the filter of
+// its own policy when Filters holds both families.
+func (sw *switchRun) phase(p int, policy pebble.FilterPolicy) {
+	t := sw.t
+	sw.used[policy.Name()] = true
+	o := dbOptions(sw.fs, sw.f, policy)
+	o.DisableAutomaticCompactions = true
+	db := openDB(t, "db", o)
+	sw.write(db, p)
+	if err := db.Compact(context.Background(), key("k", 0), key("k", switchKeys), false); err != nil {
+		t.Fatal(err)
+	}
+	what := fmt.Sprintf("phase %d (%s)", p, policyString(policy))
+	checkReader(t, what, db, bytes.Compare, sw.want, sw.universe)
+	counts := policyCounts(t, db, sw.fs, "db")
+	t.Logf("%s: tables by filter policy %v", what, counts)
+	for name := range sw.used {
+		if name == pebble.NoFilterPolicy.Name() {
+			name = ""
+		}
+		if counts[name] == 0 {
+			t.Fatalf("%s: no table left with policy %q: %v", what, name, counts)
+		}
+	}
+	closeDB(t, db)
+
+	// Again with both families registered in Filters, so that every table
+	// is read through its own filter.
+	o = dbOptions(sw.fs, sw.f, policy)
+	o.DisableAutomaticCompactions = true
+	if o.Filters == nil {
+		o.Filters = map[string]pebble.FilterPolicy{}
+	}
+	o.Filters[cuckooName] = cuckoopolicy.FilterPolicy(10)
+	o.Filters[bloomName] = bloom.FilterPolicy(10)
+	db = openDB(t, "db", o)
+	checkReader(t, what+" with both families in Filters", db, bytes.Compare, sw.want, sw.universe)
+	closeDB(t, db)
+}
+
+// write writes phase p's own keys into a table nothing compacts later,
+// then three flushed rounds of sets and deletes of "k" keys.
+func (sw *switchRun) write(db *pebble.DB, p int) {
+	t, rng := sw.t, sw.rng
+	flush := func() {
+		if err := db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	space := fmt.Sprintf("p%02d", p)
+	for i := 0; i < switchPhaseKeys; i++ {
+		k := key(space, i)
+		if err := db.Set(k, k, nil); err != nil {
+			t.Fatal(err)
+		}
+		sw.want[string(k)] = string(k)
+		sw.universe = append(sw.universe, k, key(space, switchPhaseKeys+i))
+	}
+	flush()
+	for round := 0; round < 3; round++ {
+		for op := 0; op < 600; op++ {
+			k := key("k", rng.IntN(switchKeys))
+			if rng.IntN(5) == 0 {
+				if err := db.Delete(k, nil); err != nil {
+					t.Fatal(err)
+				}
+				delete(sw.want, string(k))
+				continue
+			}
+			v := fmt.Sprintf("p%d.%d.%d", p, round, op)
+			if err := db.Set(k, []byte(v), nil); err != nil {
+				t.Fatal(err)
+			}
+			sw.want[string(k)] = v
+		}
+		flush()
 	}
 }

@@ -152,43 +152,9 @@ func TestSSTableFilter(t *testing.T) {
 				wo := sstable.WriterOptions{TableFormat: tf, FilterPolicy: policy, BlockSize: 1024}
 				writeTable(t, fs, "t.sst", wo, sortedKVs(present, bytes.Compare))
 
-				// The metaindex names the block after the policy, and the
-				// properties name the policy and the block's size.
 				ro := sstable.ReaderOptions{Filters: map[string]pebble.FilterPolicy{cuckooName: policy}}
-				name, block, _ := readFilterBlock(t, fs, "t.sst", ro)
-				if name != "fullfilter."+cuckooName {
-					t.Fatalf("metaindex filter block %q, want %q", name, "fullfilter."+cuckooName)
-				}
-				r, err := openTable(fs, "t.sst", ro)
-				if err != nil {
-					t.Fatal(err)
-				}
-				props, err := r.ReadPropertiesBlock(t.Context(), nil)
-				_ = r.Close()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if props.FilterPolicyName != cuckooName || props.FilterSize != uint64(len(block)) || len(block) == 0 {
-					t.Fatalf("properties: filter policy %q size %d; want %q size %d (the block's length)",
-						props.FilterPolicyName, props.FilterSize, cuckooName, len(block))
-				}
-
-				// The block describes itself.
-				info, err := cuckoopolicy.Inspect(block)
-				if err != nil {
-					t.Fatalf("Inspect: %v", err)
-				}
-				checkKeyCount(t, "Inspect", info, n)
-				wantSemi := true
-				if p, ok := policy.(cuckoopolicy.Policy); ok {
-					wantSemi = p.SemiSort
-					if info.FingerprintBits != p.FingerprintBits {
-						t.Fatalf("Inspect: %d-bit fingerprints, want %d", info.FingerprintBits, p.FingerprintBits)
-					}
-				}
-				if info.SemiSorted != wantSemi {
-					t.Fatalf("Inspect: semi-sorted %v, want %v", info.SemiSorted, wantSemi)
-				}
+				block := checkFilterMeta(t, fs, "t.sst", ro)
+				info := checkInspect(t, block, policy, n)
 
 				// Present keys all pass the filter; absent ones are skipped
 				// within the bound implied by the block's parameters.
@@ -228,6 +194,53 @@ func TestSSTableFilter(t *testing.T) {
 			})
 		}
 	}
+}
+
+// checkFilterMeta checks that the metaindex names the table's filter block
+// after the policy, and that the properties name the policy and the
+// block's size; it returns the block.
+func checkFilterMeta(t *testing.T, fs vfs.FS, path string, ro sstable.ReaderOptions) []byte {
+	t.Helper()
+	name, block, _ := readFilterBlock(t, fs, path, ro)
+	if name != "fullfilter."+cuckooName {
+		t.Fatalf("metaindex filter block %q, want %q", name, "fullfilter."+cuckooName)
+	}
+	r, err := openTable(fs, path, ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props, err := r.ReadPropertiesBlock(t.Context(), nil)
+	_ = r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if props.FilterPolicyName != cuckooName || props.FilterSize != uint64(len(block)) || len(block) == 0 {
+		t.Fatalf("properties: filter policy %q size %d; want %q size %d (the block's length)",
+			props.FilterPolicyName, props.FilterSize, cuckooName, len(block))
+	}
+	return block
+}
+
+// checkInspect checks that the block, built by policy over n keys,
+// describes itself: its key count, and the layout the policy asks for.
+func checkInspect(t *testing.T, block []byte, policy pebble.FilterPolicy, n int) cuckoopolicy.Info {
+	t.Helper()
+	info, err := cuckoopolicy.Inspect(block)
+	if err != nil {
+		t.Fatalf("Inspect: %v", err)
+	}
+	checkKeyCount(t, "Inspect", info, n)
+	wantSemi := true
+	if p, ok := policy.(cuckoopolicy.Policy); ok {
+		wantSemi = p.SemiSort
+		if info.FingerprintBits != p.FingerprintBits {
+			t.Fatalf("Inspect: %d-bit fingerprints, want %d", info.FingerprintBits, p.FingerprintBits)
+		}
+	}
+	if info.SemiSorted != wantSemi {
+		t.Fatalf("Inspect: semi-sorted %v, want %v", info.SemiSorted, wantSemi)
+	}
+	return info
 }
 
 // TestSSTableAnyBudget writes a table with every kind of budget a user might
