@@ -1,0 +1,41 @@
+package whatif
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// lockShared takes a shared open-file-description lock on the database's
+// LOCK file, opened read-only, and returns the function that releases it.
+// Pebble holds an exclusive fcntl lock on LOCK while the database is open;
+// an OFD lock conflicts with it even within one process, so a held database
+// is reported as ErrInUse, and while whatif holds its shared lock no Pebble
+// can open the database. A directory without LOCK (a checkpoint, a copy)
+// needs no lock. Nothing is written: the file is opened O_RDONLY and locks
+// change neither its bytes nor its times.
+//
+// Closing the descriptor drops the process's own fcntl locks on the file, so
+// a process that has the database open must not call Analyze on it: it gets
+// ErrInUse and loses its lock.
+func lockShared(path string) (func() error, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return func() error { return nil }, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("whatif: %w", err)
+	}
+	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: io.SeekStart}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
+		_ = f.Close()
+		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
+			return nil, ErrInUse
+		}
+		return nil, fmt.Errorf("whatif: locking %s: %w", path, err)
+	}
+	return f.Close, nil
+}

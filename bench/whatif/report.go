@@ -1,0 +1,209 @@
+package whatif
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// baseHits returns the level's data-block reads under the baseline filters.
+func (r *Report) baseHits(L *Level) int {
+	switch r.Baseline {
+	case "now":
+		return L.NowHits
+	case "none":
+		return L.Checks
+	}
+	for _, c := range L.Candidates {
+		if c.Name == r.Baseline {
+			return c.Hits
+		}
+	}
+	return L.Checks
+}
+
+// perProbe returns n data-block reads over all probes, per absent read.
+func (r *Report) perProbe(n int) float64 { return ratio(n, r.Probes) }
+
+// Reads returns the data-block reads per absent read that candidate i
+// (-1: the current filters) costs on levels 0 to last, with db.Get's rule
+// that L6 filters are not read when getL6 is true.
+func (r *Report) Reads(i int, last int, getL6 bool) float64 {
+	n := 0
+	for li := 0; li <= last && li < NumLevels; li++ {
+		L := &r.Levels[li]
+		switch {
+		case li == NumLevels-1 && getL6:
+			n += L.Checks
+		case i < 0:
+			n += L.NowHits
+		default:
+			n += L.Candidates[i].Hits
+		}
+	}
+	return r.perProbe(n)
+}
+
+// BaselineReads is Reads for the baseline filters.
+func (r *Report) BaselineReads(last int, getL6 bool) float64 {
+	n := 0
+	for li := 0; li <= last && li < NumLevels; li++ {
+		L := &r.Levels[li]
+		if li == NumLevels-1 && getL6 {
+			n += L.Checks
+		} else {
+			n += r.baseHits(L)
+		}
+	}
+	return r.perProbe(n)
+}
+
+// Write prints the report as plain text.
+func (r *Report) Write(w io.Writer) error {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "whatif: %s (opened read-only), comparer %s\n", r.Dir, r.Comparer)
+	if r.Comparer == "leveldb.BytewiseComparator" {
+		b.WriteString("Filter keys are whole user keys.\n")
+	} else {
+		b.WriteString("Filter keys are Comparer.Split prefixes, consecutive equal prefixes once.\n")
+	}
+	b.WriteString("Keys in the memtable (replayed from the WAL) are not counted: they have no filter.\n")
+	if r.RemoteTables > 0 {
+		fmt.Fprintf(b, "%d tables on shared or external storage were not read.\n", r.RemoteTables)
+	}
+	b.WriteString("\nThe database now\n\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "level\ttables\tentries\tfilter keys\tfilter bytes\tbits/key\tfilter policy (tables)\t")
+	var tt int
+	var te, tk, tb uint64
+	for li := range r.Levels {
+		L := &r.Levels[li]
+		if L.Tables == 0 {
+			continue
+		}
+		tt += L.Tables
+		te += L.Entries
+		tk += L.Keys
+		tb += L.NowBytes
+		var pol []string
+		for _, n := range L.Now {
+			name := n.Policy
+			if name == "" {
+				name = "none"
+			}
+			pol = append(pol, fmt.Sprintf("%s (%d)", name, n.Tables))
+		}
+		fmt.Fprintf(tw, "L%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", li, L.Tables, num(L.Entries), num(L.Keys),
+			num(L.NowBytes), bitsPerKey(float64(L.NowBytes), L.Keys), strings.Join(pol, ", "))
+	}
+	fmt.Fprintf(tw, "total\t%d\t%s\t%s\t%s\t%s\t\t\n", tt, num(te), num(tk), num(tb), bitsPerKey(float64(tb), tk))
+	tw.Flush()
+	if len(r.Unreadable) > 0 {
+		fmt.Fprintf(b, "whatif cannot probe filters of %s: their tables count as having no filter.\n", strings.Join(r.Unreadable, ", "))
+	}
+
+	fmt.Fprintf(b, "\nAbsent probes: %s distinct keys in no table, made from %s keys of the database picked\n", num(uint64(r.Probes)), num(uint64(r.Sources)))
+	fmt.Fprintf(b, "evenly over all its filter keys: %s with one bit of the last byte flipped (the lowest bit\n", num(uint64(r.ByFlip)))
+	fmt.Fprintf(b, "that gives a key in no table), %s with a 0x00 byte appended, %s with neither.\n", num(uint64(r.ByAppend)), num(uint64(r.NoProbe)))
+	if r.Comparer != "leveldb.BytewiseComparator" {
+		b.WriteString("The byte altered is the last one before the key's sentinel.\n")
+	}
+	b.WriteString("Read model: a point read of an absent key probes the filter of every L0 table whose\n")
+	b.WriteString("key range holds the key and of the one table per level L1-L6 that does; each filter\n")
+	b.WriteString("positive, and each table without a filter, costs one data-block read.\n")
+	if r.Sampled {
+		b.WriteString("Candidates were built from a sample of each large table's keys (-sample); their bytes\n")
+		b.WriteString("are scaled up to all its keys.\n")
+	}
+	if r.Probes == 0 {
+		b.WriteString("\nNo absent probes: nothing to measure.\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+
+	base := "the current filters"
+	if r.Baseline != "now" {
+		base = r.Baseline
+		if r.Baseline == "none" {
+			base = "no filters"
+		}
+		fmt.Fprintf(b, "No table has a filter whatif can probe: savings are against %s.\n", base)
+	}
+	for li := range r.Levels {
+		L := &r.Levels[li]
+		if L.Tables == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "\nL%d: %d tables, %s filter keys, %s filter probes by the absent keys\n",
+			li, L.Tables, num(L.Keys), num(uint64(L.Checks)))
+		if L.Checks == 0 {
+			continue
+		}
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "filter\tfpr %\tbytes\tbits/key\treads/absent read\tsaved\t")
+		nowFPR := "-"
+		if L.NowFiltered > 0 {
+			nowFPR = fmt.Sprintf("%.3f", 100*L.NowFPR())
+		}
+		fmt.Fprintf(tw, "now\t%s\t%s\t%s\t%.4f\t\t\n", nowFPR, num(L.NowBytes),
+			bitsPerKey(float64(L.NowBytes), L.Keys), r.perProbe(L.NowHits))
+		bh := r.baseHits(L)
+		for i, c := range L.Candidates {
+			fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\t%.4f\t%+.4f\t\n", c.Name, 100*L.FPR(i), num(uint64(c.Bytes+0.5)),
+				bitsPerKey(c.Bytes, L.Keys), r.perProbe(c.Hits), r.perProbe(bh-c.Hits))
+		}
+		tw.Flush()
+	}
+
+	fmt.Fprintf(b, "\nData-block reads per absent read, all levels together; saved is against %s.\n", base)
+	b.WriteString("Get: L0-L5 filters, plus one L6 block wherever an L6 table holds the key (db.Get never\n")
+	b.WriteString("reads L6 filters). Prefix read: an iterator with UseL6Filters, L0-L6 filters.\n\n")
+	tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "filter\tGet reads\tsaved\tprefix reads\tsaved\tbytes L0-L5\tbytes L0-L6\t")
+	baseGet, basePrefix := r.BaselineReads(NumLevels-1, true), r.BaselineReads(NumLevels-1, false)
+	var nb5, nb6 uint64
+	for li := range r.Levels {
+		if li < NumLevels-1 {
+			nb5 += r.Levels[li].NowBytes
+		}
+		nb6 += r.Levels[li].NowBytes
+	}
+	fmt.Fprintf(tw, "now\t%.4f\t\t%.4f\t\t%s\t%s\t\n", r.Reads(-1, NumLevels-1, true), r.Reads(-1, NumLevels-1, false), num(nb5), num(nb6))
+	for i, name := range r.Candidates {
+		var b5, b6 float64
+		for li := range r.Levels {
+			if li < NumLevels-1 {
+				b5 += r.Levels[li].Candidates[i].Bytes
+			}
+			b6 += r.Levels[li].Candidates[i].Bytes
+		}
+		g, p := r.Reads(i, NumLevels-1, true), r.Reads(i, NumLevels-1, false)
+		fmt.Fprintf(tw, "%s\t%.4f\t%+.4f\t%.4f\t%+.4f\t%s\t%s\t\n", name, g, baseGet-g, p, basePrefix-p,
+			num(uint64(b5+0.5)), num(uint64(b6+0.5)))
+	}
+	tw.Flush()
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func bitsPerKey(bytes float64, keys uint64) string {
+	if keys == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", 8*bytes/float64(keys))
+}
+
+// num formats n with thousands separators.
+func num(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	var b []byte
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b = append(b, ',')
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}

@@ -1,0 +1,533 @@
+// Package whatif measures, on an existing Pebble database, what Pebble's
+// bloom filter and this module's cuckoo filter would do at several
+// bits-per-key budgets: the false-positive rate on the database's own keys,
+// the filter bytes, and the data-block reads per absent point read that each
+// would save against the filters the database has now. It is the library
+// behind the whatif command: a Pebble user's benchmark of read amplification
+// on their own data before switching filters.
+//
+// Analyze opens the database read-only and never writes to it: every file
+// operation that could create, change or remove a file fails (ErrReadOnly),
+// and a database that a running Pebble holds open is refused (ErrInUse). Run
+// it on a checkpoint (pebble.DB.Checkpoint) or a copy.
+//
+// # What it measures
+//
+// For every live sstable it reads the keys Pebble's filter writer sees: the
+// Comparer.Split prefix of every point key (the whole key with the default
+// comparer), consecutive equal prefixes once. From these keys it builds each
+// candidate filter the way Pebble would (FilterPolicy.NewWriter, AddKey,
+// Finish) and reads the table's current filter block.
+//
+// Absent probes come from the database's own keys, so their shape is the
+// user's: keys picked evenly over all the database's filter keys, each with
+// one bit of its last byte flipped (the lowest bit that gives a key in no
+// table), else with a 0x00 byte appended. With the cockroach comparer the
+// byte altered is the last one of the key before the MVCC sentinel.
+//
+// The read model: a point read of an absent key probes the filter of every
+// L0 table whose key range holds the key and of the one table per level L1
+// to L6 that does; each filter positive, and each table without a filter,
+// costs one data-block read. db.Get never reads L6 filters in Pebble
+// v2.1.7, so a Get reads one L6 block wherever an L6 table holds the key;
+// iterators with IterOptions.UseL6Filters (prefix reads) do read them. The
+// report shows both.
+package whatif
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+)
+
+// DefaultBudgets are the bits-per-key budgets Analyze tries when
+// Config.Budgets is empty.
+var DefaultBudgets = []int{8, 10, 12, 14, 16}
+
+// DefaultProbes is the number of absent probes when Config.Probes is 0.
+const DefaultProbes = 20000
+
+// NumLevels is the number of LSM levels.
+const NumLevels = 7
+
+// Config says what Analyze reads and how much.
+type Config struct {
+	Dir      string // the database directory (a checkpoint or a copy)
+	Comparer string // "default" ("" too) or "cockroach"
+	Budgets  []int  // bits-per-key budgets of the candidates; empty: DefaultBudgets
+	// Sample caps the keys per table that build the candidate filters and
+	// give probes (evenly spaced over the table); 0 takes every key. Key
+	// counts stay exact; candidate bytes are scaled up from the sample.
+	Sample   int
+	Probes   int       // absent probes to derive; 0: DefaultProbes
+	Progress io.Writer // if not nil, progress lines for databases of many tables
+}
+
+// Report is what Analyze measured. Levels are indexed by level number.
+type Report struct {
+	Dir          string
+	Comparer     string // the comparer's Name
+	Candidates   []string
+	Levels       [NumLevels]Level
+	Sources      int // keys of the database the probes derive from
+	ByFlip       int // absent keys made by flipping a bit of the last byte
+	ByAppend     int // absent keys made by appending a 0x00 byte
+	NoProbe      int // sources for which neither gives an absent key
+	Probes       int // distinct absent probes
+	Sampled      bool
+	Baseline     string   // "now", or "bloom(10)" when no table has a filter whatif can read
+	Unreadable   []string // current filter policy names whatif cannot probe (counted as no filter)
+	RemoteTables int      // tables on shared or external storage, not read
+
+	probeKeys [][]byte // the absent probes, for tests
+}
+
+// Level is one level's row of the report.
+type Level struct {
+	Level   int
+	Tables  int
+	Entries uint64 // point entries read, every version
+	Keys    uint64 // filter keys: Split prefixes, consecutive duplicates once
+	Sampled uint64 // of them, the keys that built the candidates
+	Now     []NowFilter
+	// Checks counts filter probes at this level: for each absent probe, the
+	// tables whose key range holds it (all such tables in L0, one in L1-L6).
+	Checks int
+	// NowHits counts the checks that read a data block with the current
+	// filters: filter positives, and every check of a table without one.
+	NowHits     int
+	NowFiltered int    // checks of tables whose current filter whatif probed
+	NowFalsePos int    // positives among them
+	NowBytes    uint64 // current filter bytes (table properties)
+	Candidates  []Candidate
+}
+
+// NowFilter is the tables of a level whose filter one policy wrote.
+type NowFilter struct {
+	Policy string // table property FilterPolicyName; "" for none
+	Tables int
+	Bytes  uint64
+}
+
+// Candidate is one candidate filter's result on one level.
+type Candidate struct {
+	Name  string
+	Bytes float64 // filter bytes for all the level's keys (scaled up from the sample)
+	Hits  int     // checks the candidate answers "may contain": false positives
+}
+
+// FPR returns the candidate's false-positive rate on the level's checks.
+func (l *Level) FPR(i int) float64 { return ratio(l.Candidates[i].Hits, l.Checks) }
+
+// NowFPR returns the current filters' false-positive rate on the checks of
+// tables that have a filter whatif can probe.
+func (l *Level) NowFPR() float64 { return ratio(l.NowFalsePos, l.NowFiltered) }
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// table is what Analyze keeps of one sstable.
+type table struct {
+	level             int
+	smallest, largest []byte // prefixes of the bounds
+	now               pebble.FilterPolicy
+	nowBlock          []byte
+	cands             [][]byte // candidate blocks; nil when the table has no point keys
+}
+
+type candidate struct {
+	name   string
+	policy pebble.FilterPolicy
+}
+
+func candidates(budgets []int) []candidate {
+	var cs []candidate
+	for _, b := range budgets {
+		cs = append(cs, candidate{fmt.Sprintf("bloom(%d)", b), bloom.FilterPolicy(b)})
+		cs = append(cs, candidate{fmt.Sprintf("cuckoo(%d)", b), cuckoopolicy.FilterPolicy(b)})
+	}
+	return cs
+}
+
+// readers are the filter policies whose blocks whatif can probe, by name.
+var readers = map[string]pebble.FilterPolicy{
+	bloom.FilterPolicy(10).Name():        bloom.FilterPolicy(10),
+	cuckoopolicy.FilterPolicy(10).Name(): cuckoopolicy.FilterPolicy(10),
+}
+
+// Analyze opens the database in c.Dir read-only, measures and returns the
+// report. It never writes to the database. Errors: ErrNotDB, ErrInUse, an
+// unknown comparer, a comparer other than the database's, and any error
+// reading a table.
+func Analyze(c Config) (*Report, error) {
+	budgets := c.Budgets
+	if len(budgets) == 0 {
+		budgets = DefaultBudgets
+	}
+	for _, b := range budgets {
+		if b < 1 || b > 64 {
+			return nil, fmt.Errorf("whatif: budget %d bits per key is out of range 1..64", b)
+		}
+	}
+	if c.Sample < 0 || c.Probes < 0 {
+		return nil, fmt.Errorf("whatif: -sample and -probes must not be negative")
+	}
+	probes := c.Probes
+	if probes == 0 {
+		probes = DefaultProbes
+	}
+	db, opts, fs, closeDB, err := openReadOnly(c.Dir, c.Comparer)
+	if err != nil {
+		return nil, err
+	}
+	defer closeDB()
+
+	levels, err := db.SSTables(pebble.WithProperties())
+	if err != nil {
+		return nil, fmt.Errorf("whatif: listing tables: %w", err)
+	}
+	cands := candidates(budgets)
+	rep := &Report{Dir: c.Dir, Comparer: opts.Comparer.Name, Baseline: "now"}
+	for _, cd := range cands {
+		rep.Candidates = append(rep.Candidates, cd.name)
+	}
+	var totalEntries uint64
+	var nTables int
+	for _, lv := range levels {
+		for _, t := range lv {
+			nTables++
+			if t.Properties != nil {
+				totalEntries += t.Properties.NumEntries
+			}
+		}
+	}
+
+	a := &analysis{
+		cmp:      opts.Comparer.Compare,
+		split:    opts.Comparer.Split,
+		cands:    cands,
+		ropts:    opts.MakeReaderOptions(),
+		fs:       fs,
+		dir:      c.Dir,
+		sample:   c.Sample,
+		probes:   probes,
+		total:    totalEntries,
+		sentinel: c.Comparer == "cockroach",
+	}
+	a.ropts.Filters = nil
+	unreadable := map[string]bool{}
+	done, last := 0, time.Now()
+	for li, lv := range levels {
+		if li >= NumLevels {
+			break
+		}
+		L := &rep.Levels[li]
+		L.Level = li
+		L.Candidates = make([]Candidate, len(cands))
+		for i, cd := range cands {
+			L.Candidates[i].Name = cd.name
+		}
+		for _, info := range lv {
+			if info.BackingType != pebble.BackingTypeLocal {
+				rep.RemoteTables++
+				continue
+			}
+			L.Tables++
+			name := ""
+			var fsize uint64
+			if info.Properties != nil {
+				name, fsize = info.Properties.FilterPolicyName, info.Properties.FilterSize
+			}
+			addNow(L, name, fsize)
+			if name != "" && readers[name] == nil {
+				unreadable[name] = true
+			}
+			t, err := a.readTable(L, info)
+			if err != nil {
+				return nil, err
+			}
+			a.tables[li] = append(a.tables[li], t)
+			done++
+			if c.Progress != nil && nTables >= 20 && time.Since(last) > time.Second {
+				fmt.Fprintf(c.Progress, "whatif: read %d of %d tables (L%d), %d filter keys\n", done, nTables, li, len(a.hashes))
+				last = time.Now()
+			}
+		}
+	}
+	for n := range unreadable {
+		rep.Unreadable = append(rep.Unreadable, n)
+	}
+	slices.Sort(rep.Unreadable)
+	rep.Sampled = a.sampled
+
+	slices.Sort(a.hashes)
+	a.hashes = slices.Compact(a.hashes)
+	ps := a.deriveProbes(rep)
+	if c.Progress != nil && nTables >= 20 {
+		fmt.Fprintf(c.Progress, "whatif: probing %d absent keys\n", len(ps))
+	}
+	a.probe(rep, ps)
+	rep.probeKeys = ps
+
+	readable := false
+	for li := range rep.Levels {
+		if rep.Levels[li].NowFiltered > 0 {
+			readable = true
+		}
+	}
+	if !readable {
+		rep.Baseline = "bloom(10)"
+		if !slices.Contains(budgets, 10) {
+			rep.Baseline = "none"
+		}
+	}
+	return rep, nil
+}
+
+func addNow(L *Level, name string, size uint64) {
+	L.NowBytes += size
+	for i := range L.Now {
+		if L.Now[i].Policy == name {
+			L.Now[i].Tables++
+			L.Now[i].Bytes += size
+			return
+		}
+	}
+	L.Now = append(L.Now, NowFilter{Policy: name, Tables: 1, Bytes: size})
+}
+
+type analysis struct {
+	cmp      func(a, b []byte) int
+	split    func(k []byte) int
+	cands    []candidate
+	ropts    sstable.ReaderOptions
+	fs       vfs.FS
+	dir      string
+	sample   int
+	probes   int
+	total    uint64
+	sentinel bool
+	sampled  bool
+
+	tables  [NumLevels][]*table
+	hashes  []uint64 // every filter key of the database
+	sources [][]byte // keys the probes derive from
+}
+
+// readTable reads one table's filter keys and current filter block and
+// builds its candidate filters.
+func (a *analysis) readTable(L *Level, info pebble.SSTableInfo) (*table, error) {
+	path := a.fs.PathJoin(a.dir, fmt.Sprintf("%06d.sst", uint64(info.BackingSSTNum)))
+	f, err := a.fs.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("whatif: %w", err)
+	}
+	readable, err := sstable.NewSimpleReadable(f)
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("whatif: %s: %w", path, err)
+	}
+	r, err := sstable.NewReader(context.Background(), readable, a.ropts)
+	if err != nil {
+		_ = readable.Close()
+		return nil, fmt.Errorf("whatif: %s: %w", path, err)
+	}
+	defer r.Close()
+
+	t := &table{
+		level:    L.Level,
+		smallest: bytes.Clone(info.Smallest.UserKey[:a.split(info.Smallest.UserKey)]),
+		largest:  bytes.Clone(info.Largest.UserKey[:a.split(info.Largest.UserKey)]),
+	}
+	if info.Properties != nil && info.Properties.FilterPolicyName != "" {
+		if p := readers[info.Properties.FilterPolicyName]; p != nil {
+			layout, err := r.Layout()
+			if err != nil {
+				return nil, fmt.Errorf("whatif: %s: %w", path, err)
+			}
+			for _, h := range layout.Filter {
+				if h.Name != "fullfilter."+p.Name() || h.Length > 1<<31 {
+					continue
+				}
+				block := make([]byte, h.Length)
+				if _, err := f.ReadAt(block, int64(h.Offset)); err != nil {
+					return nil, fmt.Errorf("whatif: %s: reading the filter block: %w", path, err)
+				}
+				t.now, t.nowBlock = p, block
+			}
+		}
+	}
+
+	stride := uint64(1)
+	if a.sample > 0 && info.Properties != nil && info.Properties.NumEntries > uint64(a.sample) {
+		stride = (info.Properties.NumEntries + uint64(a.sample) - 1) / uint64(a.sample)
+		a.sampled = true
+	}
+	// Probe sources: this table's share of all probes, spread over its keys.
+	every := uint64(0)
+	if info.Properties != nil && info.Properties.NumEntries > 0 && a.total > 0 {
+		share := float64(a.probes) * float64(info.Properties.NumEntries) / float64(a.total)
+		if share > 0 {
+			every = max(1, uint64(float64(info.Properties.NumEntries)/share))
+		}
+	}
+
+	it, err := r.NewIter(sstable.NoTransforms, nil, nil, sstable.DebugHandlesBlobContext)
+	if err != nil {
+		return nil, fmt.Errorf("whatif: %s: %w", path, err)
+	}
+	var (
+		prev    []byte
+		have    bool
+		keys    [][]byte
+		entries uint64
+		nkeys   uint64
+		next    = every / 2
+	)
+	for kv := it.First(); kv != nil; kv = it.Next() {
+		uk := kv.K.UserKey
+		if info.Virtual && (a.cmp(uk, info.Smallest.UserKey) < 0 || a.cmp(uk, info.Largest.UserKey) > 0) {
+			continue
+		}
+		entries++
+		p := uk[:a.split(uk)]
+		if have && bytes.Equal(p, prev) {
+			continue
+		}
+		prev, have = append(prev[:0], p...), true
+		a.hashes = append(a.hashes, xxhash.Sum64(p))
+		if nkeys%stride == 0 {
+			keys = append(keys, bytes.Clone(p))
+		}
+		// Sources are spread by entries, as NumEntries gave the share.
+		if every > 0 && entries > next {
+			a.sources = append(a.sources, bytes.Clone(p))
+			for next < entries {
+				next += every
+			}
+		}
+		nkeys++
+	}
+	err = it.Error()
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("whatif: %s: %w", path, err)
+	}
+	L.Entries += entries
+	L.Keys += nkeys
+	L.Sampled += uint64(len(keys))
+	if len(keys) == 0 {
+		return t, nil
+	}
+	scale := float64(nkeys) / float64(len(keys))
+	t.cands = make([][]byte, len(a.cands))
+	for i, cd := range a.cands {
+		w := cd.policy.NewWriter(pebble.TableFilter)
+		for _, k := range keys {
+			w.AddKey(k)
+		}
+		t.cands[i] = w.Finish(nil)
+		L.Candidates[i].Bytes += float64(len(t.cands[i])) * scale
+	}
+	return t, nil
+}
+
+// deriveProbes turns the source keys into keys present in no table.
+func (a *analysis) deriveProbes(rep *Report) [][]byte {
+	present := func(k []byte) bool {
+		_, ok := slices.BinarySearch(a.hashes, xxhash.Sum64(k))
+		return ok
+	}
+	var ps [][]byte
+	rep.Sources = len(a.sources)
+	for _, s := range a.sources {
+		body, tail := s, []byte(nil)
+		if a.sentinel && len(s) > 0 && s[len(s)-1] == 0 {
+			body, tail = s[:len(s)-1], s[len(s)-1:]
+		}
+		var found []byte
+		if len(body) > 0 {
+			for bit := 0; bit < 8 && found == nil; bit++ {
+				k := append(bytes.Clone(body), tail...)
+				k[len(body)-1] ^= 1 << bit
+				if !present(k) {
+					found = k
+				}
+			}
+		}
+		if found != nil {
+			rep.ByFlip++
+		} else {
+			k := append(append(append([]byte(nil), body...), 0), tail...)
+			if present(k) {
+				rep.NoProbe++
+				continue
+			}
+			found = k
+			rep.ByAppend++
+		}
+		ps = append(ps, found)
+	}
+	slices.SortFunc(ps, a.cmp)
+	ps = slices.CompactFunc(ps, func(x, y []byte) bool { return bytes.Equal(x, y) })
+	rep.Probes = len(ps)
+	return ps
+}
+
+// probe runs every probe through the read model.
+func (a *analysis) probe(rep *Report, ps [][]byte) {
+	for li := 1; li < NumLevels; li++ {
+		slices.SortFunc(a.tables[li], func(x, y *table) int { return a.cmp(x.smallest, y.smallest) })
+	}
+	check := func(L *Level, t *table, p []byte) {
+		if t.cands == nil {
+			return // no point keys: no filter and no data block to read
+		}
+		L.Checks++
+		switch {
+		case t.now == nil:
+			L.NowHits++
+		default:
+			L.NowFiltered++
+			if t.now.MayContain(pebble.TableFilter, t.nowBlock, p) {
+				L.NowHits++
+				L.NowFalsePos++
+			}
+		}
+		for i, cd := range a.cands {
+			if cd.policy.MayContain(pebble.TableFilter, t.cands[i], p) {
+				L.Candidates[i].Hits++
+			}
+		}
+	}
+	for _, p := range ps {
+		for _, t := range a.tables[0] {
+			if a.cmp(t.smallest, p) <= 0 && a.cmp(p, t.largest) <= 0 {
+				check(&rep.Levels[0], t, p)
+			}
+		}
+		for li := 1; li < NumLevels; li++ {
+			ts := a.tables[li]
+			i, _ := slices.BinarySearchFunc(ts, p, func(t *table, p []byte) int { return a.cmp(t.largest, p) })
+			if i < len(ts) && a.cmp(ts[i].smallest, p) <= 0 {
+				check(&rep.Levels[li], ts[i], p)
+			}
+		}
+	}
+}

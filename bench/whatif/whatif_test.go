@@ -1,0 +1,596 @@
+package whatif
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/cockroachkvs"
+	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+)
+
+// dbOptions are the options of the test databases: bloom(10) filters on all
+// levels, no automatic compactions, small tables so levels hold several.
+func dbOptions(crdb bool) *pebble.Options {
+	o := &pebble.Options{DisableAutomaticCompactions: true, Logger: quietLogger{}, LBaseMaxBytes: 16 << 10}
+	for i := range o.TargetFileSizes {
+		o.TargetFileSizes[i] = 32 << 10
+	}
+	for i := range o.Levels {
+		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		o.Levels[i].FilterType = pebble.TableFilter
+	}
+	if crdb {
+		o.Comparer = &cockroachkvs.Comparer
+		o.KeySchema = cockroachkvs.KeySchema.Name
+		o.KeySchemas = sstable.MakeKeySchemas(&cockroachkvs.KeySchema)
+		o.BlockPropertyCollectors = cockroachkvs.BlockPropertyCollectors
+	}
+	return o
+}
+
+// expected is what db.SSTables says of each level.
+type expected struct {
+	tables  [NumLevels]int
+	entries [NumLevels]uint64
+}
+
+func sstables(t *testing.T, db *pebble.DB) expected {
+	t.Helper()
+	lv, err := db.SSTables(pebble.WithProperties())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e expected
+	for l, ts := range lv {
+		for _, s := range ts {
+			e.tables[l]++
+			e.entries[l] += s.Properties.NumEntries
+		}
+	}
+	return e
+}
+
+func userKey(i int) []byte { return []byte(fmt.Sprintf("user%08d", i)) }
+
+// buildDB writes a database with tables in L0, L5 and L6 under dir and
+// returns what db.SSTables reports of it.
+func buildDB(t *testing.T, dir string) expected {
+	t.Helper()
+	o := dbOptions(false)
+	db, err := pebble.Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := func(keys func(yield func(int) bool)) {
+		for i := range keys {
+			if err := db.Set(userKey(i), []byte("value"), pebble.NoSync); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step := func(from, n, step int) func(func(int) bool) {
+		return func(yield func(int) bool) {
+			for i := range n {
+				if !yield(from + i*step) {
+					return
+				}
+			}
+		}
+	}
+	set(step(0, 30000, 3))
+	if err := db.Compact(context.Background(), []byte("a"), []byte("z"), false); err != nil {
+		t.Fatal(err)
+	}
+	// An ingested table over L6's range and under nothing else lands in L5.
+	path := filepath.Join(t.TempDir(), "ingest.sst")
+	f, err := vfs.Default.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wo := o.Clone()
+	wo.EnsureDefaults()
+	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), wo.MakeWriterOptions(5, db.TableFormat()))
+	for i := range step(1, 5000, 6) {
+		if err := w.Set(userKey(i), []byte("ingested")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Ingest(context.Background(), []string{path}); err != nil {
+		t.Fatal(err)
+	}
+	set(step(2, 3000, 30))
+	set(step(50002, 3000, 9))
+	set(step(95000, 2000, 1))
+	e := sstables(t, db)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if e.tables[0] < 3 || e.tables[5] != 1 || e.tables[6] < 2 {
+		t.Fatalf("test database has tables %v per level, want >= 3 in L0, 1 in L5, >= 2 in L6", e.tables)
+	}
+	return e
+}
+
+// fileState is a file's bytes and times.
+type fileState struct {
+	size  int64
+	mode  fs.FileMode
+	mtime int64
+	sum   [32]byte
+}
+
+// snapshot records every file under dir, the directory included.
+func snapshot(t *testing.T, dir string) map[string]fileState {
+	t.Helper()
+	m := map[string]fileState{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		st, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		s := fileState{size: st.Size(), mode: st.Mode(), mtime: st.ModTime().UnixNano()}
+		// Reading LOCK would drop this process's fcntl lock on it, which an
+		// open database in the test holds: its size and times must do.
+		if st.Mode().IsRegular() && d.Name() != "LOCK" {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			s.sum = sha256.Sum256(b)
+		}
+		m[p] = s
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// settled returns the snapshot of dir once an open database has stopped
+// changing it (Pebble removes obsolete files in the background after Open).
+func settled(t *testing.T, dir string) map[string]fileState {
+	t.Helper()
+	s := snapshot(t, dir)
+	for range 50 {
+		time.Sleep(20 * time.Millisecond)
+		n := snapshot(t, dir)
+		if maps.EqualFunc(s, n, func(a, b fileState) bool { return a == b }) {
+			return n
+		}
+		s = n
+	}
+	t.Fatalf("%s keeps changing", dir)
+	return nil
+}
+
+func checkUnchanged(t *testing.T, before, after map[string]fileState) {
+	t.Helper()
+	for p, b := range before {
+		a, ok := after[p]
+		switch {
+		case !ok:
+			t.Errorf("%s was removed", p)
+		case a != b:
+			t.Errorf("%s changed: %+v, was %+v", p, a, b)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			t.Errorf("%s was created", p)
+		}
+	}
+}
+
+// copyDB copies a database directory, LOCK aside.
+func copyDB(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name() == "LOCK" || e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// pebbleFilterCounts runs the probes through a read-only Pebble on a copy of
+// the database with the bloom reader registered and returns the filter
+// checks and positives Pebble counted: with Get when prefix is false (L0-L5),
+// with SeekPrefixGE on an iterator with UseL6Filters otherwise (L0-L6).
+func pebbleFilterCounts(t *testing.T, dir string, crdb bool, probes [][]byte, prefix bool) (checks, positives int64) {
+	t.Helper()
+	o := dbOptions(crdb)
+	o.ReadOnly = true
+	o.Filters = map[string]pebble.FilterPolicy{bloom.FilterPolicy(10).Name(): bloom.FilterPolicy(10)}
+	o.Cache = pebble.NewCache(0)
+	defer o.Cache.Unref()
+	db, err := pebble.Open(copyDB(t, dir), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	before := db.Metrics().Filter
+	if prefix {
+		it, err := db.NewIter(&pebble.IterOptions{UseL6Filters: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range probes {
+			if it.SeekPrefixGE(p) {
+				t.Fatalf("absent probe %q found in the database: %q", p, it.Key())
+			}
+		}
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		for _, p := range probes {
+			if _, c, err := db.Get(p); !errors.Is(err, pebble.ErrNotFound) {
+				if err == nil {
+					c.Close()
+				}
+				t.Fatalf("absent probe %q: Get gave %v, want ErrNotFound", p, err)
+			}
+		}
+	}
+	after := db.Metrics().Filter
+	h, m := after.Hits-before.Hits, after.Misses-before.Misses
+	return h + m, m
+}
+
+func sumLevels(r *Report, last int, f func(*Level) int) int64 {
+	var n int64
+	for l := 0; l <= last; l++ {
+		n += int64(f(&r.Levels[l]))
+	}
+	return n
+}
+
+func candidateIndex(t *testing.T, r *Report, name string) int {
+	t.Helper()
+	i := slices.Index(r.Candidates, name)
+	if i < 0 {
+		t.Fatalf("no candidate %s in %v", name, r.Candidates)
+	}
+	return i
+}
+
+// directFPR builds the candidate from n keys of the test's own and probes it
+// with random keys of another shape: the false-positive rate of the filter
+// itself, whatever the keys.
+func directFPR(p pebble.FilterPolicy, n, probes int) float64 {
+	w := p.NewWriter(pebble.TableFilter)
+	for i := range n {
+		w.AddKey(userKey(i))
+	}
+	block := w.Finish(nil)
+	rng := rand.New(rand.NewPCG(1, 2))
+	fp := 0
+	for range probes {
+		if p.MayContain(pebble.TableFilter, block, []byte(fmt.Sprintf("absent-%016x", rng.Uint64()))) {
+			fp++
+		}
+	}
+	return float64(fp) / float64(probes)
+}
+
+// within reports whether rate a, measured on na probes, is within k standard
+// deviations of rate b, measured on nb, plus a small slack for tiny rates.
+func within(a float64, na int, b float64, nb int, k float64) bool {
+	p := (a*float64(na) + b*float64(nb)) / float64(na+nb)
+	sd := math.Sqrt(p * (1 - p) * (1/float64(na) + 1/float64(nb)))
+	return math.Abs(a-b) <= k*sd+3/float64(na)
+}
+
+func TestAnalyze(t *testing.T) {
+	dir := t.TempDir()
+	want := buildDB(t, dir)
+	before := snapshot(t, dir)
+	rep, err := Analyze(Config{Dir: dir, Probes: 5000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkUnchanged(t, before, snapshot(t, dir))
+
+	for l := range NumLevels {
+		L := &rep.Levels[l]
+		if L.Tables != want.tables[l] || L.Entries != want.entries[l] || L.Keys != want.entries[l] {
+			t.Errorf("L%d: %d tables, %d entries, %d keys; db.SSTables: %d tables, %d entries",
+				l, L.Tables, L.Entries, L.Keys, want.tables[l], want.entries[l])
+		}
+		for _, n := range L.Now {
+			if n.Policy != bloom.FilterPolicy(10).Name() {
+				t.Errorf("L%d: tables with filter policy %q, want bloom", l, n.Policy)
+			}
+		}
+		// bloom(10) rebuilt from the keys read is the filter Pebble wrote:
+		// same bytes, same answers.
+		b10 := candidateIndex(t, rep, "bloom(10)")
+		if c := L.Candidates[b10]; uint64(c.Bytes) != L.NowBytes || c.Hits != L.NowFalsePos || L.NowFiltered != L.Checks {
+			t.Errorf("L%d: bloom(10) candidate %+v, current filters %d bytes, %d of %d (%d filtered) checks positive",
+				l, c, L.NowBytes, L.NowFalsePos, L.Checks, L.NowFiltered)
+		}
+		for i, c := range L.Candidates {
+			bpk := 8 * c.Bytes / float64(max(L.Keys, 1))
+			if L.Keys > 0 && (bpk < 0.9*float64(rep.budgets()[i]) || bpk > 1.1*float64(rep.budgets()[i])+1) {
+				t.Errorf("L%d: %s takes %.2f bits per key", l, c.Name, bpk)
+			}
+		}
+	}
+	if rep.Probes < 4000 {
+		t.Fatalf("%d absent probes from 5000 sources", rep.Probes)
+	}
+	if rep.Baseline != "now" {
+		t.Errorf("baseline %q, want now", rep.Baseline)
+	}
+
+	// The read model against Pebble: the filter checks and positives of
+	// Get (L0-L5) and of prefix reads with UseL6Filters (L0-L6).
+	for _, prefix := range []bool{false, true} {
+		last := NumLevels - 2
+		if prefix {
+			last = NumLevels - 1
+		}
+		checks, pos := pebbleFilterCounts(t, dir, false, rep.probeKeys, prefix)
+		wantChecks := sumLevels(rep, last, func(L *Level) int { return L.Checks })
+		wantPos := sumLevels(rep, last, func(L *Level) int { return L.NowFalsePos })
+		if checks != wantChecks || pos != wantPos {
+			t.Errorf("prefix reads %v: Pebble counted %d filter checks, %d positive; whatif %d, %d",
+				prefix, checks, pos, wantChecks, wantPos)
+		}
+	}
+
+	// Cuckoo's rate does not depend on the keys' shape: the report's rate
+	// on the database agrees with a direct measurement on other keys.
+	var checks int
+	hits := map[string]int{}
+	for l := range NumLevels {
+		checks += rep.Levels[l].Checks
+		for _, c := range rep.Levels[l].Candidates {
+			hits[c.Name] += c.Hits
+		}
+	}
+	for _, b := range []int{8, 10, 12} {
+		name := fmt.Sprintf("cuckoo(%d)", b)
+		got := float64(hits[name]) / float64(checks)
+		const n = 200000
+		direct := directFPR(cuckoopolicy.FilterPolicy(b), 30000, n)
+		if !within(got, checks, direct, n, 5) {
+			t.Errorf("%s: %.4f%% false positives on %d checks; directly %.4f%%", name, 100*got, checks, 100*direct)
+		}
+	}
+
+	var out bytes.Buffer
+	if err := rep.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"L0", "L5", "L6", "cuckoo(16)", "Get reads", "prefix reads", "rocksdb.BuiltinBloomFilter"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("report lacks %q:\n%s", s, out.String())
+		}
+	}
+	if testing.Verbose() {
+		t.Log("\n" + out.String())
+	}
+}
+
+func (r *Report) budgets() []int {
+	var bs []int
+	for _, n := range r.Candidates {
+		var b int
+		if _, err := fmt.Sscanf(n[strings.Index(n, "(")+1:], "%d", &b); err == nil {
+			bs = append(bs, b)
+		}
+	}
+	return bs
+}
+
+func TestAnalyzeSample(t *testing.T) {
+	dir := t.TempDir()
+	want := buildDB(t, dir)
+	rep, err := Analyze(Config{Dir: dir, Sample: 1000, Probes: 2000, Budgets: []int{10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Sampled {
+		t.Error("Sampled is false with -sample 1000")
+	}
+	for l := range NumLevels {
+		L := &rep.Levels[l]
+		if L.Keys != want.entries[l] || L.Sampled > L.Keys || (L.Keys > 0 && L.Sampled == 0) {
+			t.Errorf("L%d: %d keys, %d sampled; want %d keys", l, L.Keys, L.Sampled, want.entries[l])
+		}
+		for _, c := range L.Candidates {
+			if bpk := 8 * c.Bytes / float64(max(L.Keys, 1)); L.Keys > 0 && math.Abs(bpk-10) > 1 {
+				t.Errorf("L%d: %s scaled to %.2f bits per key", l, c.Name, bpk)
+			}
+		}
+	}
+}
+
+func TestAnalyzeCockroach(t *testing.T) {
+	dir := t.TempDir()
+	db, err := pebble.Open(dir, dbOptions(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var roaches [][]byte
+	for range 3000 {
+		roaches = append(roaches, []byte(fmt.Sprintf("/Table/%d/1/%x", 100+rng.IntN(8), rng.Uint64())))
+	}
+	// Each round writes 1 to 4 versions of a third of the keys: a table
+	// holds one filter key per roach key, however many versions.
+	wantPrefixes := 0
+	for round := range 4 {
+		for i, r := range roaches {
+			if i%3 != round%3 {
+				continue
+			}
+			wantPrefixes++
+			for v := range 1 + rng.IntN(4) {
+				k := cockroachkvs.EncodeMVCCKey(nil, r, uint64(1000*(round+1)+v), 0)
+				if err := db.Set(k, []byte("v"), pebble.NoSync); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if round == 0 {
+			if err := db.Compact(context.Background(), cockroachkvs.EncodeMVCCKey(nil, []byte("/"), 0, 0),
+				cockroachkvs.EncodeMVCCKey(nil, []byte("0"), 0, 0), true); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := sstables(t, db)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+
+	if _, err := Analyze(Config{Dir: dir}); err == nil || !strings.Contains(err.Error(), "comparer") {
+		t.Errorf("default comparer on a cockroach database: %v, want a comparer mismatch", err)
+	}
+	rep, err := Analyze(Config{Dir: dir, Comparer: "cockroach", Probes: 3000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkUnchanged(t, before, snapshot(t, dir))
+
+	var keys uint64
+	for l := range NumLevels {
+		L := &rep.Levels[l]
+		keys += L.Keys
+		if L.Tables != want.tables[l] || L.Entries != want.entries[l] {
+			t.Errorf("L%d: %d tables, %d entries; db.SSTables: %d, %d", l, L.Tables, L.Entries, want.tables[l], want.entries[l])
+		}
+		if L.Keys >= L.Entries && L.Entries > 0 {
+			t.Errorf("L%d: %d filter keys for %d entries: versions not folded into prefixes", l, L.Keys, L.Entries)
+		}
+		b10 := candidateIndex(t, rep, "bloom(10)")
+		if c := L.Candidates[b10]; uint64(c.Bytes) != L.NowBytes || c.Hits != L.NowFalsePos {
+			t.Errorf("L%d: bloom(10) candidate %+v; current filters %d bytes, %d positive", l, c, L.NowBytes, L.NowFalsePos)
+		}
+	}
+	// A table boundary may fall between versions of one key, which then
+	// has a filter key in both tables.
+	if tables := sumLevels(rep, NumLevels-1, func(L *Level) int { return L.Tables }); keys < uint64(wantPrefixes) || keys > uint64(wantPrefixes)+uint64(tables) {
+		t.Errorf("%d filter keys in %d tables, want %d (roach keys per flush) plus at most one per table", keys, tables, wantPrefixes)
+	}
+	if rep.Probes < 2000 {
+		t.Fatalf("%d absent probes from 3000 sources", rep.Probes)
+	}
+	for _, p := range rep.probeKeys {
+		if cockroachkvs.Comparer.Split(p) != len(p) {
+			t.Fatalf("probe %q is not a bare prefix", p)
+		}
+	}
+	checks, pos := pebbleFilterCounts(t, dir, true, rep.probeKeys, true)
+	wantChecks := sumLevels(rep, NumLevels-1, func(L *Level) int { return L.Checks })
+	wantPos := sumLevels(rep, NumLevels-1, func(L *Level) int { return L.NowFalsePos })
+	if checks != wantChecks || pos != wantPos {
+		t.Errorf("SeekPrefixGE with UseL6Filters: Pebble counted %d filter checks, %d positive; whatif %d, %d",
+			checks, pos, wantChecks, wantPos)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	t.Run("not a database", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := snapshot(t, dir)
+		_, err := Analyze(Config{Dir: dir})
+		if !errors.Is(err, ErrNotDB) {
+			t.Errorf("Analyze on a directory of notes: %v, want ErrNotDB", err)
+		}
+		checkUnchanged(t, before, snapshot(t, dir))
+	})
+	t.Run("missing directory", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "nothing")
+		if _, err := Analyze(Config{Dir: dir}); err == nil {
+			t.Error("Analyze on a missing directory succeeded")
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("Analyze created %s: %v", dir, err)
+		}
+	})
+	dir := t.TempDir()
+	buildDB(t, dir)
+	t.Run("unknown comparer", func(t *testing.T) {
+		before := snapshot(t, dir)
+		_, err := Analyze(Config{Dir: dir, Comparer: "reverse"})
+		if err == nil || !strings.Contains(err.Error(), "unknown comparer") {
+			t.Errorf("Analyze with comparer reverse: %v", err)
+		}
+		checkUnchanged(t, before, snapshot(t, dir))
+	})
+	t.Run("in use", func(t *testing.T) {
+		db, err := pebble.Open(dir, dbOptions(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		before := settled(t, dir)
+		_, err = Analyze(Config{Dir: dir})
+		if !errors.Is(err, ErrInUse) {
+			t.Errorf("Analyze on an open database: %v, want ErrInUse", err)
+		}
+		checkUnchanged(t, before, snapshot(t, dir))
+	})
+	t.Run("read-only file system", func(t *testing.T) {
+		fs := readOnlyFS{vfs.Default}
+		if _, err := fs.Create(filepath.Join(dir, "x"), vfs.WriteCategoryUnspecified); !errors.Is(err, ErrReadOnly) {
+			t.Errorf("Create: %v", err)
+		}
+		if err := fs.Remove(filepath.Join(dir, "LOCK")); !errors.Is(err, ErrReadOnly) {
+			t.Errorf("Remove: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "LOCK")); err != nil {
+			t.Error(err)
+		}
+	})
+}
