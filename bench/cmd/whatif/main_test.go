@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+)
+
+// TestMain runs the command itself when the tests start this binary with
+// WHATIF_RUN_MAIN set: the exit status and output are the real command's.
+func TestMain(m *testing.M) {
+	if os.Getenv("WHATIF_RUN_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// whatif runs the command in a child process.
+func runCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "WHATIF_RUN_MAIN=1")
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	default:
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+type quiet struct{}
+
+func (quiet) Infof(string, ...any)  {}
+func (quiet) Errorf(string, ...any) {}
+func (quiet) Fatalf(f string, a ...any) {
+	panic(fmt.Sprintf(f, a...))
+}
+
+func options() *pebble.Options {
+	o := &pebble.Options{DisableAutomaticCompactions: true, Logger: quiet{}}
+	for i := range o.Levels {
+		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		o.Levels[i].FilterType = pebble.TableFilter
+	}
+	return o
+}
+
+// buildDB writes a small database with tables in L0 and L6.
+func buildDB(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := pebble.Open(dir, options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 3 {
+		for i := range 5000 {
+			if err := db.Set(fmt.Appendf(nil, "key%07d", i*3+round), []byte("v"), pebble.NoSync); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if round == 0 {
+			if err := db.Compact(context.Background(), []byte("a"), []byte("z"), false); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// snapshot returns every file's size, times and bytes under dir. It does not
+// read LOCK: closing a descriptor of it would drop the fcntl lock an open
+// database in this process holds.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		st, err := os.Lstat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // removed since the listing, by a database open in the test
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %d %v %d", p, st.Size(), st.Mode(), st.ModTime().UnixNano())
+		if st.Mode().IsRegular() && d.Name() != "LOCK" {
+			data, err := os.ReadFile(p)
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&b, " %x", sha256.Sum256(data))
+		}
+		b.WriteByte('\n')
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestRun(t *testing.T) {
+	dir := buildDB(t)
+	before := snapshot(t, dir)
+	out, errOut, code := runCmd(t, "-db", dir, "-budgets", "10,12", "-probes", "2000")
+	if code != 0 {
+		t.Fatalf("exit status %d, stderr:\n%s", code, errOut)
+	}
+	if after := snapshot(t, dir); after != before {
+		t.Errorf("the database changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	for _, s := range []string{"L0", "L6", "bloom(10)", "cuckoo(12)", "Get reads", "rocksdb.BuiltinBloomFilter (1)"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+	if testing.Verbose() {
+		t.Log("\n" + out)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	db := buildDB(t)
+	notDB := t.TempDir()
+	if err := os.WriteFile(filepath.Join(notDB, "notes.txt"), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		dir  string
+		args []string
+		want string
+	}{
+		{"not a database", notDB, nil, "not a Pebble database"},
+		{"unknown comparer", db, []string{"-comparer", "reverse"}, "unknown comparer"},
+		{"comparer mismatch", db, []string{"-comparer", "cockroach"}, "comparer"},
+		{"bad budget", db, []string{"-budgets", "10,x"}, "-budgets"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := snapshot(t, c.dir)
+			_, errOut, code := runCmd(t, append([]string{"-db", c.dir}, c.args...)...)
+			if code != 1 || !strings.Contains(errOut, c.want) {
+				t.Errorf("exit status %d, stderr %q; want 1 and %q", code, errOut, c.want)
+			}
+			if after := snapshot(t, c.dir); after != before {
+				t.Errorf("the directory changed:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+		})
+	}
+	t.Run("in use", func(t *testing.T) {
+		open, err := pebble.Open(db, options())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer open.Close()
+		// Pebble removes obsolete files in the background after Open: wait
+		// until the directory stops changing.
+		before := snapshot(t, db)
+		for i := 0; ; i++ {
+			time.Sleep(20 * time.Millisecond)
+			now := snapshot(t, db)
+			if now == before {
+				break
+			}
+			if i == 50 {
+				t.Fatalf("%s keeps changing", db)
+			}
+			before = now
+		}
+		_, errOut, code := runCmd(t, "-db", db)
+		if code != 1 || !strings.Contains(errOut, "in use") {
+			t.Errorf("exit status %d, stderr %q; want 1 and in use", code, errOut)
+		}
+		if after := snapshot(t, db); after != before {
+			t.Errorf("the database changed:\nbefore:\n%s\nafter:\n%s", before, after)
+		}
+	})
+}
