@@ -11,6 +11,7 @@ require (
 	github.com/linvon/cuckoo-filter v0.4.0
 	github.com/panmari/cuckoofilter v1.0.6
 	github.com/seiflotfy/cuckoofilter v0.0.0-20240715131351-a2f2c23f1771
+	golang.org/x/sys v0.18.0
 	gonum.org/v1/plot v0.17.0
 )
 
@@ -53,7 +54,6 @@ require (
 	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sync v0.16.0 // indirect
-	golang.org/x/sys v0.18.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 	google.golang.org/protobuf v1.33.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
