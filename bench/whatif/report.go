@@ -136,8 +136,11 @@ func (r *Report) Write(w io.Writer) error {
 		if L.Tables == 0 {
 			continue
 		}
-		fmt.Fprintf(b, "\nL%d: %d tables, %s filter keys, %s filter probes by the absent keys\n",
-			li, L.Tables, num(L.Keys), num(uint64(L.Checks)))
+		fmt.Fprintf(b, "\nL%d: %s, %s filter keys, %s filter probes by the absent keys\n",
+			li, plural(L.Tables, "table"), num(L.Keys), num(uint64(L.Checks)))
+		if li == NumLevels-1 {
+			b.WriteString("(db.Get does not read L6 filters: these reads and savings are those of prefix reads.)\n")
+		}
 		if L.Checks == 0 {
 			continue
 		}
@@ -186,6 +189,13 @@ func (r *Report) Write(w io.Writer) error {
 	tw.Flush()
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func bitsPerKey(bytes float64, keys uint64) string {

@@ -626,3 +626,41 @@ func TestBadInput(t *testing.T) {
 		}
 	})
 }
+
+func TestAnalyzeNoFilters(t *testing.T) {
+	dir := t.TempDir()
+	o := dbOptions(false)
+	for i := range o.Levels {
+		o.Levels[i].FilterPolicy = pebble.NoFilterPolicy
+	}
+	db, err := pebble.Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3000 {
+		if err := db.Set(userKey(i), []byte("v"), pebble.NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Analyze(Config{Dir: dir, Probes: 1000, Budgets: []int{10, 12}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	L := &rep.Levels[0]
+	if rep.Baseline != "bloom(10)" || L.NowBytes != 0 || L.NowHits != L.Checks || L.Checks == 0 || L.Now[0].Policy != "" {
+		t.Errorf("database without filters: baseline %q, L0 %+v", rep.Baseline, *L)
+	}
+	var out bytes.Buffer
+	if err := rep.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "savings are against bloom(10)") || !strings.Contains(out.String(), "none (1)") {
+		t.Errorf("report on a database without filters:\n%s", out.String())
+	}
+}
