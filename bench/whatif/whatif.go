@@ -31,7 +31,20 @@
 // costs one data-block read. db.Get never reads L6 filters in Pebble
 // v2.1.7, so a Get reads one L6 block wherever an L6 table holds the key;
 // iterators with IterOptions.UseL6Filters (prefix reads) do read them. The
-// report shows both.
+// report shows both. The model is Pebble's: the tests run the same probes
+// through a read-only Pebble and find its filter metrics (checks and
+// positives) equal to the model's, for Get and for SeekPrefixGE with
+// UseL6Filters.
+//
+// # Limits
+//
+// Keys that live only in the WAL (replayed into a memtable by the read-only
+// open) have no filter and are not counted. A virtual table is read from its
+// backing file within its bounds; its current filter bytes are the backing
+// file's. Tables on shared or external storage are skipped and counted.
+// Memory: 8 bytes per filter key of the database (the hashes that tell
+// absent keys), plus the candidate filters of every table, built from at
+// most Config.Sample keys per table.
 package whatif
 
 import (
@@ -73,7 +86,9 @@ type Config struct {
 	Progress io.Writer // if not nil, progress lines for databases of many tables
 }
 
-// Report is what Analyze measured. Levels are indexed by level number.
+// Report is what Analyze measured: plain data, with no reference to the
+// database. Levels are indexed by level number; a level's Candidates are in
+// the order of Report.Candidates.
 type Report struct {
 	Dir          string
 	Comparer     string // the comparer's Name
