@@ -412,6 +412,7 @@ func (a *analysis) readTable(L *Level, info pebble.SSTableInfo) (*table, error) 
 		entries uint64
 		nkeys   uint64
 		next    = every / 2
+		nextKey uint64
 	)
 	for kv := it.First(); kv != nil; kv = it.Next() {
 		uk := kv.K.UserKey
@@ -425,10 +426,14 @@ func (a *analysis) readTable(L *Level, info pebble.SSTableInfo) (*table, error) 
 		}
 		prev, have = append(prev[:0], p...), true
 		a.hashes = append(a.hashes, xxhash.Sum64(p))
-		if nkeys%stride == 0 {
+		// The sample and the sources are spread by entries, which
+		// NumEntries counts: a key with many versions is one filter key.
+		if entries > nextKey {
 			keys = append(keys, bytes.Clone(p))
+			for nextKey < entries {
+				nextKey += stride
+			}
 		}
-		// Sources are spread by entries, as NumEntries gave the share.
 		if every > 0 && entries > next {
 			a.sources = append(a.sources, bytes.Clone(p))
 			for next < entries {
