@@ -53,6 +53,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -129,7 +130,7 @@ type Level struct {
 
 // NowFilter is the tables of a level whose filter one policy wrote.
 type NowFilter struct {
-	Policy string // table property FilterPolicyName; "" for none
+	Policy string // the filter block's policy name (metaindex "fullfilter.NAME"); "" for none
 	Tables int
 	Bytes  uint64
 }
@@ -159,6 +160,8 @@ func ratio(a, b int) float64 {
 type table struct {
 	level             int
 	smallest, largest []byte // prefixes of the bounds
+	nowName           string // the current filter's policy name; "" for none
+	nowSize           uint64 // its block's bytes
 	now               pebble.FilterPolicy
 	nowBlock          []byte
 	cands             [][]byte // candidate blocks; nil when the table has no point keys
@@ -262,18 +265,13 @@ func Analyze(c Config) (*Report, error) {
 				continue
 			}
 			L.Tables++
-			name := ""
-			var fsize uint64
-			if info.Properties != nil {
-				name, fsize = info.Properties.FilterPolicyName, info.Properties.FilterSize
-			}
-			addNow(L, name, fsize)
-			if name != "" && readers[name] == nil {
-				unreadable[name] = true
-			}
 			t, err := a.readTable(L, info)
 			if err != nil {
 				return nil, err
+			}
+			addNow(L, t.nowName, t.nowSize)
+			if t.nowName != "" && t.now == nil {
+				unreadable[t.nowName] = true
 			}
 			a.tables[li] = append(a.tables[li], t)
 			done++
@@ -368,23 +366,27 @@ func (a *analysis) readTable(L *Level, info pebble.SSTableInfo) (*table, error) 
 		smallest: bytes.Clone(info.Smallest.UserKey[:a.split(info.Smallest.UserKey)]),
 		largest:  bytes.Clone(info.Largest.UserKey[:a.split(info.Largest.UserKey)]),
 	}
-	if info.Properties != nil && info.Properties.FilterPolicyName != "" {
-		if p := readers[info.Properties.FilterPolicyName]; p != nil {
-			layout, err := r.Layout()
-			if err != nil {
-				return nil, fmt.Errorf("whatif: %s: %w", path, err)
-			}
-			for _, h := range layout.Filter {
-				if h.Name != "fullfilter."+p.Name() || h.Length > 1<<31 {
-					continue
-				}
-				block := make([]byte, h.Length)
-				if _, err := f.ReadAt(block, int64(h.Offset)); err != nil {
-					return nil, fmt.Errorf("whatif: %s: reading the filter block: %w", path, err)
-				}
-				t.now, t.nowBlock = p, block
-			}
+	// The metaindex names the filter; a virtual table's properties may not.
+	layout, err := r.Layout()
+	if err != nil {
+		return nil, fmt.Errorf("whatif: %s: %w", path, err)
+	}
+	for _, h := range layout.Filter {
+		name, ok := strings.CutPrefix(h.Name, "fullfilter.")
+		if !ok {
+			continue
 		}
+		t.nowName, t.nowSize = name, h.Length
+		p := readers[name]
+		if p == nil || h.Length > 1<<31 {
+			break
+		}
+		block := make([]byte, h.Length)
+		if _, err := f.ReadAt(block, int64(h.Offset)); err != nil {
+			return nil, fmt.Errorf("whatif: %s: reading the filter block: %w", path, err)
+		}
+		t.now, t.nowBlock = p, block
+		break
 	}
 
 	stride := uint64(1)

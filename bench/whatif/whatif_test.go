@@ -664,3 +664,66 @@ func TestAnalyzeNoFilters(t *testing.T) {
 		t.Errorf("report on a database without filters:\n%s", out.String())
 	}
 }
+
+func TestAnalyzeVirtual(t *testing.T) {
+	dir := t.TempDir()
+	o := dbOptions(false)
+	o.FormatMajorVersion = pebble.FormatNewest
+	db, err := pebble.Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10000 {
+		if err := db.Set(userKey(i), []byte("value"), pebble.NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Compact(context.Background(), []byte("a"), []byte("z"), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Excise(context.Background(), pebble.KeyRange{Start: userKey(4000), End: userKey(6000)}); err != nil {
+		t.Fatal(err)
+	}
+	lv, err := db.SSTables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	virtual := 0
+	for _, ts := range lv {
+		for _, s := range ts {
+			if s.Virtual {
+				virtual++
+			}
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if virtual == 0 {
+		t.Fatal("the excise left no virtual table")
+	}
+	rep, err := Analyze(Config{Dir: dir, Probes: 3000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := sumLevels(rep, NumLevels-1, func(L *Level) int { return int(L.Keys) })
+	if keys != 8000 {
+		t.Errorf("%d filter keys after excising 2000 of 10000, want 8000", keys)
+	}
+	for _, prefix := range []bool{false, true} {
+		last := NumLevels - 2
+		if prefix {
+			last = NumLevels - 1
+		}
+		checks, pos := pebbleFilterCounts(t, dir, false, rep.probeKeys, prefix)
+		wantChecks := sumLevels(rep, last, func(L *Level) int { return L.Checks })
+		wantPos := sumLevels(rep, last, func(L *Level) int { return L.NowFalsePos })
+		if checks != wantChecks || pos != wantPos {
+			t.Errorf("prefix reads %v: Pebble counted %d filter checks, %d positive; whatif %d, %d",
+				prefix, checks, pos, wantChecks, wantPos)
+		}
+	}
+}
