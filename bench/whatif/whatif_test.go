@@ -727,3 +727,41 @@ func TestAnalyzeVirtual(t *testing.T) {
 		}
 	}
 }
+
+// A database that already uses the cuckoo policy: its blocks are probed,
+// and cuckoo(B) rebuilt from the keys is the filter Pebble wrote.
+func TestAnalyzeCuckooNow(t *testing.T) {
+	dir := t.TempDir()
+	o := dbOptions(false)
+	cuckoopolicy.Apply(o, cuckoopolicy.FilterPolicy(12))
+	db, err := pebble.Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 3 {
+		for i := range 4000 {
+			if err := db.Set(userKey(i*3+round), []byte("v"), pebble.NoSync); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Analyze(Config{Dir: dir, Probes: 2000, Budgets: []int{12}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	L := &rep.Levels[0]
+	c12 := candidateIndex(t, rep, "cuckoo(12)")
+	if len(L.Now) != 1 || L.Now[0].Policy != cuckoopolicy.FilterPolicy(12).Name() || L.Now[0].Tables != 3 {
+		t.Fatalf("L0 filters %+v, want 3 tables of %s", L.Now, cuckoopolicy.FilterPolicy(12).Name())
+	}
+	if c := L.Candidates[c12]; uint64(c.Bytes) != L.NowBytes || c.Hits != L.NowFalsePos || L.NowFiltered != L.Checks || L.Checks == 0 {
+		t.Errorf("cuckoo(12) candidate %+v; current filters %d bytes, %d of %d checks positive (%d filtered)",
+			c, L.NowBytes, L.NowFalsePos, L.Checks, L.NowFiltered)
+	}
+}
