@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,9 +19,11 @@ import (
 // needs no lock. Nothing is written: the file is opened O_RDONLY and locks
 // change neither its bytes nor its times.
 //
-// Closing the descriptor drops the process's own fcntl locks on the file, so
-// a process that has the database open must not call Analyze on it: it gets
-// ErrInUse and loses its lock.
+// Closing a descriptor of the file drops every fcntl lock this process holds
+// on it. So when the lock is refused, which is also what happens when this
+// very process has the database open, the descriptor is kept open for the
+// life of the process instead of being closed: one descriptor, and the
+// process keeps its lock.
 func lockShared(path string) (func() error, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
@@ -31,11 +34,23 @@ func lockShared(path string) (func() error, error) {
 	}
 	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: io.SeekStart}
 	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
-		_ = f.Close()
+		keepOpen(f)
 		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
 			return nil, ErrInUse
 		}
 		return nil, fmt.Errorf("whatif: locking %s: %w", path, err)
 	}
 	return f.Close, nil
+}
+
+var kept struct {
+	sync.Mutex
+	files []*os.File
+}
+
+// keepOpen keeps f, and so its descriptor, open until the process exits.
+func keepOpen(f *os.File) {
+	kept.Lock()
+	defer kept.Unlock()
+	kept.files = append(kept.files, f)
 }
