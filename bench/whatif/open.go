@@ -23,7 +23,7 @@ var Comparers = []string{"default", "cockroach"}
 var ErrReadOnly = errors.New("whatif: the database is opened read-only; refusing to write")
 
 // ErrInUse reports a database that a running Pebble holds open.
-var ErrInUse = errors.New("whatif: the database is in use (another process holds its LOCK file); run whatif on a checkpoint or a copy")
+var ErrInUse = errors.New("whatif: the database is in use (a running Pebble holds its LOCK file); run whatif on a checkpoint or a copy")
 
 // ErrNotDB reports a directory that holds no Pebble database.
 var ErrNotDB = errors.New("whatif: not a Pebble database")
