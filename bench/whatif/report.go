@@ -3,6 +3,7 @@ package whatif
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -113,6 +114,7 @@ func (r *Report) Write(w io.Writer) error {
 	b.WriteString("Read model: a point read of an absent key probes the filter of every L0 table whose\n")
 	b.WriteString("key range holds the key and of the one table per level L1-L6 that does; each filter\n")
 	b.WriteString("positive, and each table without a filter, costs one data-block read.\n")
+	b.WriteString("± is two standard errors of the false-positive rate, in percentage points.\n")
 	if r.Sampled {
 		b.WriteString("Candidates were built from a sample of each large table's keys (-sample); their bytes\n")
 		b.WriteString("are scaled up to all its keys.\n")
@@ -145,17 +147,17 @@ func (r *Report) Write(w io.Writer) error {
 			continue
 		}
 		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "filter\tfpr %\tbytes\tbits/key\treads/absent read\tsaved\t")
-		nowFPR := "-"
+		fmt.Fprintln(tw, "filter\tfpr %\t±\tbytes\tbits/key\treads/absent read\tsaved\t")
+		nowFPR, nowErr := "-", ""
 		if L.NowFiltered > 0 {
-			nowFPR = fmt.Sprintf("%.3f", 100*L.NowFPR())
+			nowFPR, nowErr = fmt.Sprintf("%.3f", 100*L.NowFPR()), margin(L.NowFalsePos, L.NowFiltered)
 		}
-		fmt.Fprintf(tw, "now\t%s\t%s\t%s\t%.4f\t\t\n", nowFPR, num(L.NowBytes),
+		fmt.Fprintf(tw, "now\t%s\t%s\t%s\t%s\t%.4f\t\t\n", nowFPR, nowErr, num(L.NowBytes),
 			bitsPerKey(float64(L.NowBytes), L.Keys), r.perProbe(L.NowHits))
 		bh := r.baseHits(L)
 		for i, c := range L.Candidates {
-			fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\t%.4f\t%+.4f\t\n", c.Name, 100*L.FPR(i), num(uint64(c.Bytes+0.5)),
-				bitsPerKey(c.Bytes, L.Keys), r.perProbe(c.Hits), r.perProbe(bh-c.Hits))
+			fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\t%s\t%.4f\t%+.4f\t\n", c.Name, 100*L.FPR(i), margin(c.Hits, L.Checks),
+				num(uint64(c.Bytes+0.5)), bitsPerKey(c.Bytes, L.Keys), r.perProbe(c.Hits), r.perProbe(bh-c.Hits))
 		}
 		tw.Flush()
 	}
@@ -189,6 +191,16 @@ func (r *Report) Write(w io.Writer) error {
 	tw.Flush()
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// margin returns two standard errors of the rate k/n, in percentage points;
+// a rate of zero uses 1/n, so that it does not read as exact.
+func margin(k, n int) string {
+	if n == 0 {
+		return ""
+	}
+	p := max(float64(k), 1) / float64(n)
+	return fmt.Sprintf("%.3f", 200*math.Sqrt(p*(1-p)/float64(n)))
 }
 
 func plural(n int, what string) string {
