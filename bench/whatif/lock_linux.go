@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -41,16 +40,4 @@ func lockShared(path string) (func() error, error) {
 		return nil, fmt.Errorf("whatif: locking %s: %w", path, err)
 	}
 	return f.Close, nil
-}
-
-var kept struct {
-	sync.Mutex
-	files []*os.File
-}
-
-// keepOpen keeps f, and so its descriptor, open until the process exits.
-func keepOpen(f *os.File) {
-	kept.Lock()
-	defer kept.Unlock()
-	kept.files = append(kept.files, f)
 }
