@@ -95,13 +95,13 @@ type Report struct {
 	Comparer     string // the comparer's Name
 	Candidates   []string
 	Levels       [NumLevels]Level
-	Sources      int // keys of the database the probes derive from
-	ByFlip       int // absent keys made by flipping a bit of the last byte
-	ByAppend     int // absent keys made by appending a 0x00 byte
-	NoProbe      int // sources for which neither gives an absent key
-	Probes       int // distinct absent probes
-	Sampled      bool
-	Baseline     string   // "now", or "bloom(10)" when no table has a filter whatif can read
+	Sources      int      // keys of the database the probes derive from
+	ByFlip       int      // absent keys made by flipping a bit of the last byte
+	ByAppend     int      // absent keys made by appending a 0x00 byte
+	NoProbe      int      // sources for which neither gives an absent key
+	Probes       int      // distinct absent probes
+	Sampled      bool     // some table's candidates were built from a sample of its keys
+	Baseline     string   // what savings are against: "now"; "bloom(10)" when no table has a filter whatif can probe ("none" without budget 10)
 	Unreadable   []string // current filter policy names whatif cannot probe (counted as no filter)
 	RemoteTables int      // tables on shared or external storage, not read
 
@@ -124,7 +124,7 @@ type Level struct {
 	NowHits     int
 	NowFiltered int    // checks of tables whose current filter whatif probed
 	NowFalsePos int    // positives among them
-	NowBytes    uint64 // current filter bytes (table properties)
+	NowBytes    uint64 // current filter blocks' bytes (a virtual table's: its backing file's)
 	Candidates  []Candidate
 }
 
