@@ -247,18 +247,22 @@ func Analyze(c Config) (*Report, error) {
 		sentinel: c.Comparer == "cockroach",
 	}
 	a.ropts.Filters = nil
-	unreadable := map[string]bool{}
-	done, last := 0, time.Now()
-	for li, lv := range levels {
-		if li >= NumLevels {
-			break
-		}
+	for li := range rep.Levels {
 		L := &rep.Levels[li]
 		L.Level = li
 		L.Candidates = make([]Candidate, len(cands))
 		for i, cd := range cands {
 			L.Candidates[i].Name = cd.name
 		}
+	}
+	unreadable := map[string]bool{}
+	probed := false // some table has a filter whatif can probe
+	done, last := 0, time.Now()
+	for li, lv := range levels {
+		if li >= NumLevels {
+			break
+		}
+		L := &rep.Levels[li]
 		for _, info := range lv {
 			if info.BackingType != pebble.BackingTypeLocal {
 				rep.RemoteTables++
@@ -273,6 +277,7 @@ func Analyze(c Config) (*Report, error) {
 			if t.nowName != "" && t.now == nil {
 				unreadable[t.nowName] = true
 			}
+			probed = probed || t.now != nil
 			a.tables[li] = append(a.tables[li], t)
 			done++
 			if c.Progress != nil && nTables >= 20 && time.Since(last) > time.Second {
@@ -296,13 +301,7 @@ func Analyze(c Config) (*Report, error) {
 	a.probe(rep, ps)
 	rep.probeKeys = ps
 
-	readable := false
-	for li := range rep.Levels {
-		if rep.Levels[li].NowFiltered > 0 {
-			readable = true
-		}
-	}
-	if !readable {
+	if !probed {
 		rep.Baseline = "bloom(10)"
 		if !slices.Contains(budgets, 10) {
 			rep.Baseline = "none"
