@@ -767,3 +767,25 @@ func TestAnalyzeCuckooNow(t *testing.T) {
 			c, L.NowBytes, L.NowFalsePos, L.Checks, L.NowFiltered)
 	}
 }
+
+func TestAnalyzeEmpty(t *testing.T) {
+	dir := t.TempDir()
+	db, err := pebble.Open(dir, dbOptions(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Analyze(Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := rep.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Probes != 0 || !strings.Contains(out.String(), "nothing to measure") {
+		t.Errorf("report on an empty database:\n%s", out.String())
+	}
+}
