@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"math/bits"
 
-	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/cuckoo"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/cuckoohash"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/static"
 )
 
 // The trailer that ends every filter block (see the package doc).
@@ -35,16 +36,6 @@ type trailer struct {
 	flags         uint8
 	reserved      uint8
 	version       uint8
-}
-
-func (t *trailer) params() cuckoo.StaticParams {
-	return cuckoo.StaticParams{
-		FingerprintBits: int(t.f),
-		SemiSort:        t.flags&flagSemiSort != 0,
-		Buckets:         t.buckets,
-		Seed:            t.seed,
-		Keys:            uint64(t.keys),
-	}
 }
 
 // fold is the version 2 check: the XOR of the trailer's four 8-byte words,
@@ -113,41 +104,31 @@ var reasons = [...]string{
 	errLength:   "table length does not match the bucket count",
 }
 
-// decode validates a block and returns a view of its table, its trailer,
-// and okBlock or the reason it was rejected. A block with zero keys and zero
-// buckets is valid and empty. decode does not allocate.
-func decode(b []byte) (cuckoo.Static, trailer, int) {
-	n := len(b)
-	if n < trailerLen {
-		return cuckoo.Static{}, trailer{}, errShort
+// check validates a block and returns okBlock or the reason it is rejected.
+// A block with zero keys and zero buckets is valid and empty. check does not
+// allocate.
+func check(b []byte) int {
+	if len(b) < trailerLen {
+		return errShort
 	}
 	m, seed, kc, w := trailerWords(b)
-	keys, w24 := uint32(kc), uint32(w)
-	f := w24 & 0xff
-	r := trailerReason(m, seed, kc, w)
+	keys, f := uint32(kc), w&0xff
+	if r := trailerReason(m, seed, kc, w); r != okBlock {
+		return r
+	}
 	switch {
-	case r != okBlock:
-	case f < cuckoo.MinFingerprintBits || f > cuckoo.MaxFingerprintBits:
-		r = errWidth
+	case f < cuckoohash.MinFingerprintBits || f > cuckoohash.MaxFingerprintBits:
+		return errWidth
 	case m == 0 && keys != 0:
-		r = errEmpty
+		return errEmpty
 	case tooManyKeys(keys, m):
-		r = errKeys
+		return errKeys
 	}
-	if r != okBlock {
-		return cuckoo.Static{}, trailerOf(m, seed, kc, w24), r
+	size, ok := static.Size(static.Params{FingerprintBits: int(f), SemiSort: w&(flagSemiSort<<8) != 0, Buckets: m})
+	if !ok || size != len(b)-trailerLen {
+		return errLength
 	}
-	s, err := cuckoo.NewStatic(b[:n-trailerLen], cuckoo.StaticParams{
-		FingerprintBits: int(f),
-		SemiSort:        w24&(flagSemiSort<<8) != 0,
-		Buckets:         m,
-		Seed:            seed,
-		Keys:            uint64(keys),
-	})
-	if err != nil {
-		return cuckoo.Static{}, trailerOf(m, seed, kc, w24), errLength
-	}
-	return s, trailer{}, okBlock
+	return okBlock
 }
 
 // tooManyKeys reports whether a trailer's key count is more than its m
@@ -212,8 +193,7 @@ func trailerOf(m, seed, kc uint64, w24 uint32) trailer {
 // returns an error wrapping ErrInvalidFilter for anything that is not a
 // valid block of this policy.
 func Inspect(filter []byte) (Info, error) {
-	_, _, r := decode(filter)
-	if r != okBlock {
+	if r := check(filter); r != okBlock {
 		return Info{}, fmt.Errorf("%w: %s (%d bytes)", ErrInvalidFilter, reasons[r], len(filter))
 	}
 	m, seed, kc, w := trailerWords(filter)

@@ -7,7 +7,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
-	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/cuckoo"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/cuckoohash"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/static"
 )
 
 // name is written into every sstable's metaindex ("fullfilter." + name) and
@@ -91,7 +92,7 @@ func (p FilterPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) bo
 	}
 	// Hash first: only the filter is live across the call, so little is
 	// spilled around it.
-	h := cuckoo.Hash(key)
+	h := cuckoohash.Hash(key)
 	m, seed, kc, w := trailerWords(filter)
 	if !trailerOK(m, seed, kc, w) && trailerReason(m, seed, kc, w) != okBlock {
 		return true
@@ -99,10 +100,10 @@ func (p FilterPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) bo
 	if tooManyKeys(uint32(kc), m) {
 		return true
 	}
-	// cuckoo.Lookup checks the width and the table length itself. The
+	// static.Lookup checks the width and the table length itself. The
 	// table's cap is its length, so that cap(filter) need not be kept
 	// across the hash call.
-	return cuckoo.Lookup(filter[:n-trailerLen:n-trailerLen], m, seed, uint(w&0xff), w&(flagSemiSort<<8) != 0, h)
+	return static.Lookup(filter[:n-trailerLen:n-trailerLen], m, seed, uint(w&0xff), w&(flagSemiSort<<8) != 0, h)
 }
 
 // NewWriter implements the pebble.FilterPolicy interface. It writes table
@@ -155,7 +156,7 @@ func budgetWidth(bitsPerKey int, semi bool) int {
 		s = 1
 	}
 	f := int(math.Floor(maxLoad*float64(bitsPerKey))) + s
-	return min(max(f, cuckoo.MinFingerprintBits), cuckoo.MaxFingerprintBits)
+	return min(max(f, cuckoohash.MinFingerprintBits), cuckoohash.MaxFingerprintBits)
 }
 
 func clampBudget(b int) int { return min(max(b, MinBitsPerKey), MaxBitsPerKey) }
@@ -174,7 +175,7 @@ func (p Policy) config() config {
 			c.bitsPerKey = 10
 		}
 	}
-	c.f = min(max(c.f, cuckoo.MinFingerprintBits), cuckoo.MaxFingerprintBits)
+	c.f = min(max(c.f, cuckoohash.MinFingerprintBits), cuckoohash.MaxFingerprintBits)
 	if c.bitsPerKey == 0 {
 		if !(lf > 0) {
 			lf = DefaultLoadFactor
@@ -209,7 +210,7 @@ func (c config) buckets(n int) uint64 {
 // builds the table in Finish. It is reusable after Finish.
 type writer struct {
 	cfg  config
-	keys cuckoo.HashList
+	keys static.HashList
 	last uint64
 }
 
@@ -217,7 +218,7 @@ func newWriter(c config) *writer { return &writer{cfg: c} }
 
 // AddKey implements the pebble.FilterWriter interface.
 func (w *writer) AddKey(key []byte) {
-	h := cuckoo.Hash(key)
+	h := cuckoohash.Hash(key)
 	if w.keys.Len() > 0 && h == w.last {
 		return
 	}
@@ -225,7 +226,7 @@ func (w *writer) AddKey(key []byte) {
 	w.last = h
 }
 
-var builders = sync.Pool{New: func() any { return new(cuckoo.Builder) }}
+var builders = sync.Pool{New: func() any { return new(static.Builder) }}
 
 // Finish implements the pebble.FilterWriter interface. It appends the block
 // to dst and resets the writer.
@@ -243,8 +244,8 @@ func (w *writer) Finish(dst []byte) []byte {
 		// block, so readers answer "may contain" for every key.
 		t.keys = math.MaxUint32
 	} else if n > 0 {
-		b := builders.Get().(*cuckoo.Builder)
-		var p cuckoo.StaticParams
+		b := builders.Get().(*static.Builder)
+		var p static.Params
 		dst, p = b.Build(dst, &w.keys, w.cfg.f, w.cfg.semi, w.cfg.buckets)
 		builders.Put(b)
 		t.buckets, t.seed, t.keys = p.Buckets, p.Seed, uint32(p.Keys)

@@ -3,6 +3,8 @@ package cuckoo
 import (
 	"sync"
 	"testing"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
 )
 
 // TestConcurrent runs writers and readers on one Concurrent (run it with
@@ -21,14 +23,14 @@ func TestConcurrent(t *testing.T) {
 			defer wg.Done()
 			buf := make([]byte, 16)
 			for i := range uint64(perWriter) {
-				if err := c.Insert(dynKey(buf, w, i)); err != nil {
+				if err := c.Insert(testkit.Key(buf, w, i)); err != nil {
 					t.Error(err)
 					return
 				}
-				if !c.Contains(dynKey(buf, w, i)) {
+				if !c.Contains(testkit.Key(buf, w, i)) {
 					t.Errorf("writer %d: key %d not found after insert", w, i)
 				}
-				if i%3 == 0 && !c.Delete(dynKey(buf, w, i)) {
+				if i%3 == 0 && !c.Delete(testkit.Key(buf, w, i)) {
 					t.Errorf("writer %d: delete %d failed", w, i)
 				}
 			}
@@ -40,7 +42,7 @@ func TestConcurrent(t *testing.T) {
 			defer wg.Done()
 			buf := make([]byte, 16)
 			for i := range uint64(perWriter) {
-				c.Contains(dynKey(buf, 100+r, i))
+				c.Contains(testkit.Key(buf, 100+r, i))
 				c.Count()
 				c.LoadFactor()
 				if i%500 == 0 {
@@ -55,7 +57,7 @@ func TestConcurrent(t *testing.T) {
 	buf := make([]byte, 16)
 	for w := range uint64(writers) {
 		for i := range uint64(perWriter) {
-			if i%3 != 0 && !c.Contains(dynKey(buf, w, i)) {
+			if i%3 != 0 && !c.Contains(testkit.Key(buf, w, i)) {
 				t.Fatalf("writer %d: key %d lost", w, i)
 			}
 		}
@@ -89,10 +91,10 @@ func TestConcurrentReaders(t *testing.T) {
 			defer wg.Done()
 			buf := make([]byte, 16)
 			for i := range uint64(5000) {
-				if !f.Contains(dynKey(buf, 1, i)) {
+				if !f.Contains(testkit.Key(buf, 1, i)) {
 					t.Errorf("reader %d: key %d not found", r, i)
 				}
-				f.Contains(dynKey(buf, 2, i))
+				f.Contains(testkit.Key(buf, 2, i))
 			}
 		}()
 	}
@@ -114,7 +116,7 @@ func TestConcurrentMatchesFilter(t *testing.T) {
 	}
 	buf := make([]byte, 16)
 	for i := range uint64(3000) {
-		k := dynKey(buf, 9, i%2500)
+		k := testkit.Key(buf, 9, i%2500)
 		h := Hash(k)
 		var a, b bool
 		switch i % 6 {

@@ -1,72 +1,32 @@
-// Package cuckoo is the cuckoo-filter engine of pebble-cuckoo: one key hash,
-// packed tables of four-slot buckets (plain, or semi-sorted to save a bit per
-// fingerprint), and two kinds of filter on top of them, after Fan, Andersen,
-// Kaminsky and Mitzenmacher, "Cuckoo Filter: Practically Better Than Bloom"
-// (CoNEXT 2014). It imports no Pebble package; cuckoopolicy adapts it to
-// Pebble.
-//
-// # Static filters, for sstables
-//
-// Builder places a set of key hashes (collected in a HashList) that is
-// complete before the first is placed, and returns the packed table and its
-// StaticParams; Static and Lookup answer queries on those bytes in place,
-// without copying or allocating. Since no key is added later, each key's two
-// buckets are drawn independently from its hash (the second within 16384
-// buckets of the first) and the table fills to about 98% before a build
-// needs a new seed. A build never fails and never drops a key. It places
-// keys 64 at a time, after asking the cache for both buckets of each
-// (prefetch_amd64.s, prefetch_arm64.s; on other targets, or with the purego
-// build tag, it touches them with loads, which is slower), each in the
-// emptier of its two; the keys that find both full then walk, evicting,
-// eight walks side by side, each led by per-bucket labels away from
-// crowded buckets (local search allocation).
-// This is what every sstable filter block holds (see cuckoopolicy for the
-// block format).
-// A lookup reads exactly the two buckets, both loads issued before either is
-// compared, in code generated for each fingerprint width up to 16 bits
-// (gen_lookup.go), so that every shift and mask is a constant.
-//
-// # Dynamic filters, for applications
-//
-// Filter is a set that changes: Insert, Contains, Delete, and MarshalBinary
-// to save it. It uses partial-key cuckoo hashing (the second bucket is
-// computed from the first and the fingerprint, so fingerprints move without
-// their keys), evictions along a bounded random walk, and a victim stash; a
-// failed insert returns ErrFull and changes nothing. New(capacity) sizes the
-// table so that capacity distinct inserts succeed (about capacity/0.95 slots
-// for fingerprints of 8 bits or more, more with a small Config.MaxKicks);
-// past that, inserts keep succeeding until the table is about 97% full. Growing
-// chains Filters of growing size and fingerprint width when the number of
-// keys is not known in advance, with a false-positive bound that holds
-// however far it grows; it saves with MarshalBinary too. Concurrent is a
-// Filter behind a lock.
-//
-// With f-bit fingerprints at load a, the false-positive rate is about
-// 8a/2^f and a key costs f/a bits, f-1 semi-sorted (Fan et al., section 5).
-// Measured at a = 0.95 (TestFPR): f = 8, 2.9%; f = 12, 0.185%; f = 13
-// semi-sorted (the size of f = 12 plain), 0.091%; f = 16, 0.012%.
+// Package cuckoo implements dynamic cuckoo filters: approximate sets of keys
+// with insert, delete and lookup, after Fan, Andersen, Kaminsky and
+// Mitzenmacher, "Cuckoo Filter: Practically Better Than Bloom" (CoNEXT 2014).
+// A lookup never answers false for a key that was inserted and not deleted;
+// it answers true for other keys with a small probability, the false-positive
+// rate. The package imports no Pebble package. (The static filters that
+// Pebble's sstables hold are written and read by package cuckoopolicy.)
 //
 // # Which to use
 //
-//   - The keys are all known when the filter is made, and it is never
-//     changed: Builder and Static. Smaller (a higher load) and faster to
-//     query than a Filter, and nothing to delete.
 //   - Keys arrive and leave over time, and an upper bound on how many are
-//     held at once is known: Filter (or Concurrent, when goroutines share it
-//     and some of them write).
+//     held at once is known: Filter, or Concurrent when goroutines share it
+//     and some of them write.
 //   - No bound is known: Growing, which costs more bits per key as it grows
-//     (each stage has wider fingerprints) and a lookup probe per stage.
+//     (each stage has wider fingerprints) and one lookup probe per stage.
 //
 // None of them suits keys that are deleted without having been inserted
 // (that removes another key's fingerprint), more than eight copies of one key
 // in a Filter, or a need for exact answers.
 //
+// With f-bit fingerprints at load a (LoadFactor), the false-positive rate is
+// 1-(1-1/(2^f-1))^(8a), about 8a/2^f, and a key costs f/a bits, (f-1)/a
+// with Config.SemiSort (Fan et al., sections 4 and 5.2).
+//
 // # Concurrency
 //
-// Static, Lookup and Hash are safe for concurrent use. Builder and HashList
-// are not. Filter and Growing are safe for any number of concurrent readers
-// (Contains, Count, LoadFactor, MarshalBinary) while no goroutine mutates
-// them; Concurrent is safe for any mix of calls.
+// Hash is safe for concurrent use. Filter and Growing are safe for any number
+// of concurrent readers (Contains, Count, LoadFactor, MarshalBinary) while no
+// goroutine mutates them; Concurrent is safe for any mix of calls.
 //
 // # Keys and hashes
 //
@@ -74,4 +34,68 @@
 // stable across processes and releases. The ...Hash methods (InsertHash,
 // ContainsHash, DeleteHash) take that hash instead of the key, for callers
 // that hash once and ask several filters.
+//
+// # Encodings
+//
+// Filter.MarshalBinary writes, all integers little-endian:
+//
+//	offset  size  field
+//	0       4     magic "CKDF"
+//	4       1     version (1)
+//	5       1     flags: bit 0 semi-sorted, bit 1 table stored raw (else snappy)
+//	6       1     fingerprint bits f
+//	7       1     stash entries n (at most 4)
+//	8       8     eviction walk state (nonzero)
+//	16      ...   uvarints: buckets, seed, max kicks, count
+//	        ...   n stash entries: uvarint bucket, uvarint fingerprint
+//	        ...   table: the packed buckets without padding, a snappy block
+//	              (github.com/golang/snappy, block format) or raw
+//	end-8   8     xxhash64 of every byte before it
+//
+// The table packs buckets of four s-bit slots, s = max(f, 4), back to back
+// from bit 0 of a little-endian bit stream, slot j of bucket i at bit
+// (4i+j)*s; 0 is an empty slot. A semi-sorted bucket is 4f-4 bits: a 12-bit
+// code naming the sorted multiset of the four fingerprints' low nibbles (one
+// of the C(19,4) = 3876 multisets, numbered in lexicographic order), then the
+// four (f-4)-bit high parts in the order of their nibbles, ties by the high
+// parts, so that an empty slot comes first.
+//
+// A zero Filter encodes with buckets, f, seed, max kicks, count and stash all
+// zero, flags raw, walk state 1 and an empty table. UnmarshalBinary refuses
+// anything else that is inconsistent: an unknown version or flags, a width
+// outside the layout's range, an odd, too large or zero bucket count, a table
+// whose (decoded) length is not the one the bucket count implies, a snappy
+// block that claims more than snappy can expand to, slots that are not f-bit
+// fingerprints or semi-sorted buckets that are not as the encoder writes
+// them, stash entries out of range or not in canonical form (the lower bucket
+// of the pair), and a count other than the number of fingerprints stored.
+//
+// Growing.MarshalBinary writes, all integers little-endian:
+//
+//	offset  size  field
+//	0       4     magic "CKDG"
+//	4       1     version (1)
+//	5       1     flags: bit 0 semi-sorted
+//	6       2     zero
+//	8       8     false-positive bound (NewGrowing's maxFPR), IEEE 754 binary64
+//	16      ...   uvarints: the first stage's capacity, max kicks, seed,
+//	              stages k, count
+//	        ...   k stages, each: one byte (1 if the stage is marked full,
+//	              else 0), a uvarint length, the stage's Filter encoding
+//	        ...   uvarint e, then e side-table entries in increasing order of
+//	              (stage, bucket, fingerprint), each four uvarints: stage,
+//	              the lower bucket of the class, fingerprint, copies
+//	end-8   8     xxhash64 of every byte before it
+//
+// A zero Growing encodes with every field zero and no stages.
+// UnmarshalBinary refuses anything else that is inconsistent: a bound outside
+// (0, 0.5], a capacity below 1 or above what the first stage's buckets
+// hold, max kicks outside [1, MaxKicksLimit], more than 62 stages, a stage
+// that does not decode, whose seed is not seed+k, whose layout or max kicks
+// are not the chain's, or whose buckets and width bound its false-positive
+// rate above its share of the bound, maxFPR/2^(k+1); side-table entries out of
+// order, out of range, with no copies or for a class the stage does not hold;
+// and a count other than the stages' counts plus the side table's copies. A
+// stage's bucket count and width need not be the ones the current sizing gives
+// stage k, so that encodings stay readable when the sizing changes.
 package cuckoo

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/cuckoohash"
 )
 
 // Defaults for a zero Config.
@@ -23,6 +25,17 @@ const (
 	// evictions so that a failed one can be undone.
 	MaxKicksLimit = 1 << 16
 )
+
+// Fingerprint widths Config.FingerprintBits takes (and, for the plain
+// layout, down to MinPlainFingerprintBits).
+const (
+	MinFingerprintBits = 4
+	MaxFingerprintBits = 32
+)
+
+// MaxBuckets bounds a filter's bucket count (2^48 buckets, far beyond any
+// memory), so that sizes never overflow.
+const MaxBuckets = 1 << 48
 
 // stashSize is the number of victim slots: fingerprints whose eviction walk
 // ran out of kicks. Contains checks them only while any is used.
@@ -128,9 +141,9 @@ func (c Config) normalize() (Config, error) {
 // LoadFactor and MarshalBinary with no writer are safe. Concurrent wraps a
 // Filter with a lock.
 type Filter struct {
-	t        table  // storage; t.f is max(fbits, MinFingerprintBits)
-	fbits    uint   // fingerprint width
-	half     uint64 // t.m / 2; t.m is even
+	t        cuckoohash.Table // storage; t.f is max(fbits, MinFingerprintBits)
+	fbits    uint             // fingerprint width
+	half     uint64           // t.m / 2; t.m is even
 	seed     uint64
 	maxKicks int
 	count    int
@@ -150,7 +163,7 @@ type stashEntry struct {
 // move records one eviction: bucket b held old before it.
 type move struct {
 	b   uint64
-	old [slots]uint32
+	old [cuckoohash.Slots]uint32
 }
 
 // walkLoad is the load New sizes a table for when the eviction walk is
@@ -268,7 +281,7 @@ func bucketsFor(capacity, f, kicks int) (uint64, bool) {
 	size := func(load float64) float64 {
 		n := float64(capacity) / load
 		n += 2 * math.Sqrt(n)
-		return math.Ceil(n / slots)
+		return math.Ceil(n / cuckoohash.Slots)
 	}
 	// A lower load means more buckets and so more classes: iterate to a
 	// fixed point (it takes two or three rounds).
@@ -343,10 +356,10 @@ func NewBuckets(buckets uint64, cfg Config) (*Filter, error) {
 // init gives f an empty table of m buckets; c is normalized.
 func (f *Filter) init(m uint64, c Config) error {
 	sf := uint(max(c.FingerprintBits, MinFingerprintBits))
-	if n, ok := tableBytes(m, sf, c.SemiSort); !ok || uint64(n) > maxTableBytes {
+	if n, ok := cuckoohash.TableBytes(m, sf, c.SemiSort); !ok || uint64(n) > maxTableBytes {
 		return fmt.Errorf("%w: %d buckets of %d-bit fingerprints is too large", ErrConfig, m, c.FingerprintBits)
 	}
-	t, err := newTable(m, sf, c.SemiSort)
+	t, err := cuckoohash.NewTable(m, sf, c.SemiSort)
 	if err != nil {
 		return fmt.Errorf("%w: %d buckets of %d-bit fingerprints", ErrConfig, m, c.FingerprintBits)
 	}
@@ -375,9 +388,9 @@ func (f *Filter) next() uint64 {
 // The first bucket and the fingerprint come from independent mixes of h, as
 // in the static filter.
 func (f *Filter) addr(h uint64) (i1, i2 uint64, fp uint32) {
-	x := mix(h, f.seed)
-	i1 = reduce(x, f.t.m)
-	fp = fingerprint(remix(x), f.fbits)
+	x := cuckoohash.Mix(h, f.seed)
+	i1 = cuckoohash.Reduce(x, f.t.M)
+	fp = cuckoohash.Fingerprint(cuckoohash.Remix(x), f.fbits)
 	return i1, f.alt(i1, fp), fp
 }
 
@@ -385,8 +398,8 @@ func (f *Filter) addr(h uint64) (i1, i2 uint64, fp uint32) {
 // (m - i - r) mod m with r = 2*reduce(H(fp), m/2) + 1 odd, an involution
 // that never maps i to itself because m is even.
 func (f *Filter) alt(i uint64, fp uint32) uint64 {
-	m := f.t.m
-	s := i + 2*reduce(fpHash(fp), f.half) + 1 // in [1, 2m-2]
+	m := f.t.M
+	s := i + 2*cuckoohash.Reduce(fpHash(fp), f.half) + 1 // in [1, 2m-2]
 	// m - s, plus m if that is negative: without a branch, which random
 	// fingerprints would mispredict half the time (m <= MaxBuckets = 2^48,
 	// so m - s is far inside int64 and its sign bit tells).
@@ -418,7 +431,7 @@ func (f *Filter) Insert(key []byte) error { return f.InsertHash(Hash(key)) }
 
 // InsertHash is Insert for a key whose Hash is h.
 func (f *Filter) InsertHash(h uint64) error {
-	if f.t.m == 0 {
+	if f.t.M == 0 {
 		return ErrFull
 	}
 	i1, i2, fp := f.addr(h)
@@ -428,11 +441,11 @@ func (f *Filter) InsertHash(h uint64) error {
 // stepAside moves a resident of the full bucket i to its other bucket, if
 // that has room, and puts fp in its place. It does not change the count.
 func (f *Filter) stepAside(i uint64, fp uint32) bool {
-	b := f.t.bucket(i)
+	b := f.t.Bucket(i)
 	for j := range b {
-		if f.t.put(f.alt(i, b[j]), b[j]) {
+		if f.t.Put(f.alt(i, b[j]), b[j]) {
 			b[j] = fp
-			f.t.setBucket(i, b)
+			f.t.SetBucket(i, b)
 			return true
 		}
 	}
@@ -440,16 +453,16 @@ func (f *Filter) stepAside(i uint64, fp uint32) bool {
 }
 
 func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
-	if f.t.fast {
+	if f.t.Fast {
 		// Both buckets are loaded before either is used, so that their
 		// misses overlap. (A table method doing this measured 1-3% slower
 		// per insert: it does not inline.)
-		w1, w2 := f.t.word(i1), f.t.word(i2)
-		if f.t.putWord(i1, w1, fp) || f.t.putWord(i2, w2, fp) {
+		w1, w2 := f.t.Word(i1), f.t.Word(i2)
+		if f.t.PutWord(i1, w1, fp) || f.t.PutWord(i2, w2, fp) {
 			f.count++
 			return nil
 		}
-	} else if f.t.put(i1, fp) || f.t.put(i2, fp) {
+	} else if f.t.Put(i1, fp) || f.t.Put(i2, fp) {
 		f.count++
 		return nil
 	}
@@ -483,16 +496,16 @@ func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 // state included), so that an insert that then fails changes nothing.
 func (f *Filter) drainStash() bool {
 	if f.sized == 0 {
-		f.sized = sizedLoad(int(f.fbits), f.maxKicks, f.t.m)
+		f.sized = sizedLoad(int(f.fbits), f.maxKicks, f.t.M)
 	}
-	if float64(f.count) >= f.sized*float64(slots*f.t.m) {
+	if float64(f.count) >= f.sized*float64(cuckoohash.Slots*f.t.M) {
 		return false
 	}
 	rng := f.rng
 	for k := f.nstash - 1; k >= 0; k-- {
 		e := f.stash[k]
 		i1, i2 := e.b, f.alt(e.b, e.fp)
-		if f.t.put(i1, e.fp) || f.t.put(i2, e.fp) || f.walk(i1, i2, e.fp, false) {
+		if f.t.Put(i1, e.fp) || f.t.Put(i2, e.fp) || f.walk(i1, i2, e.fp, false) {
 			f.unstash(k)
 			return true
 		}
@@ -522,15 +535,15 @@ func (f *Filter) walk(i1, i2 uint64, fp uint32, stash bool) bool {
 		if f.stepAside(i, cur) {
 			return true
 		}
-		b := f.t.bucket(i)
+		b := f.t.Bucket(i)
 		path = append(path, move{b: i, old: b})
-		j := f.next() & (slots - 1)
+		j := f.next() & (cuckoohash.Slots - 1)
 		out := b[j]
 		b[j] = cur
-		f.t.setBucket(i, b)
+		f.t.SetBucket(i, b)
 		cur = out
 		i = f.alt(i, cur)
-		if f.t.put(i, cur) {
+		if f.t.Put(i, cur) {
 			return true
 		}
 	}
@@ -543,7 +556,7 @@ func (f *Filter) walk(i1, i2 uint64, fp uint32, stash bool) bool {
 	// bytes it had (a semi-sorted bucket read in stored order encodes to
 	// the same bytes).
 	for k := len(path) - 1; k >= 0; k-- {
-		f.t.setBucket(path[k].b, path[k].old)
+		f.t.SetBucket(path[k].b, path[k].old)
 	}
 	return false
 }
@@ -551,7 +564,7 @@ func (f *Filter) walk(i1, i2 uint64, fp uint32, stash bool) bool {
 // saturated reports whether all eight slots of the pair hold fp: no walk
 // can make room, since every copy can only move within the pair.
 func (f *Filter) saturated(i1, i2 uint64, fp uint32) bool {
-	b1, b2 := f.t.bucket(i1), f.t.bucket(i2)
+	b1, b2 := f.t.Bucket(i1), f.t.Bucket(i2)
 	for j := range b1 {
 		if b1[j] != fp || b2[j] != fp {
 			return false
@@ -567,18 +580,18 @@ func (f *Filter) Contains(key []byte) bool { return f.ContainsHash(Hash(key)) }
 
 // ContainsHash is Contains for a key whose Hash is h.
 func (f *Filter) ContainsHash(h uint64) bool {
-	if f.t.m == 0 {
+	if f.t.M == 0 {
 		return false
 	}
 	i1, i2, fp := f.addr(h)
-	return f.t.contains(i1, i2, fp) || f.stashed(min(i1, i2), fp)
+	return f.t.Contains(i1, i2, fp) || f.stashed(min(i1, i2), fp)
 }
 
 // holds reports whether buckets i1 and i2 or the stash hold fp: ContainsHash
 // once the key is addressed. ContainsHash spells it out, since holds does
 // not inline and the call cost a lookup about 3%.
 func (f *Filter) holds(i1, i2 uint64, fp uint32) bool {
-	return f.t.contains(i1, i2, fp) || f.stashed(min(i1, i2), fp)
+	return f.t.Contains(i1, i2, fp) || f.stashed(min(i1, i2), fp)
 }
 
 // stashed reports whether the stash holds fp for the pair whose lower bucket
@@ -603,7 +616,7 @@ func (f *Filter) Delete(key []byte) bool { return f.DeleteHash(Hash(key)) }
 
 // DeleteHash is Delete for a key whose Hash is h.
 func (f *Filter) DeleteHash(h uint64) bool {
-	if f.t.m == 0 {
+	if f.t.M == 0 {
 		return false
 	}
 	i1, i2, fp := f.addr(h)
@@ -638,11 +651,11 @@ func (f *Filter) unstash(k int) {
 
 // remove clears one slot of bucket i that holds fp.
 func (f *Filter) remove(i uint64, fp uint32) bool {
-	b := f.t.bucket(i)
+	b := f.t.Bucket(i)
 	for j := range b {
 		if b[j] == fp {
 			b[j] = 0
-			f.t.setBucket(i, b)
+			f.t.SetBucket(i, b)
 			return true
 		}
 	}
@@ -655,7 +668,7 @@ func (f *Filter) rehome(i uint64) {
 	for k := range f.nstash {
 		e := f.stash[k]
 		if e.b == i || f.alt(e.b, e.fp) == i {
-			f.t.put(i, e.fp)
+			f.t.Put(i, e.fp)
 			f.unstash(k)
 			return
 		}
@@ -669,28 +682,28 @@ func (f *Filter) Count() int { return f.count }
 // LoadFactor returns Count divided by the number of slots (4 per bucket).
 // Stashed fingerprints count, so a tiny filter can exceed 1.
 func (f *Filter) LoadFactor() float64 {
-	if f.t.m == 0 {
+	if f.t.M == 0 {
 		return 0
 	}
-	return float64(f.count) / float64(slots*f.t.m)
+	return float64(f.count) / float64(cuckoohash.Slots*f.t.M)
 }
 
 // Buckets returns the number of buckets: the table has 4*Buckets() slots.
-func (f *Filter) Buckets() uint64 { return f.t.m }
+func (f *Filter) Buckets() uint64 { return f.t.M }
 
 // Config returns the filter's configuration, defaults filled in. For a zero
 // Filter it is the zero Config.
 func (f *Filter) Config() Config {
-	if f.t.m == 0 {
+	if f.t.M == 0 {
 		return Config{}
 	}
-	return Config{FingerprintBits: int(f.fbits), SemiSort: f.t.semi, MaxKicks: f.maxKicks, Seed: f.seed}
+	return Config{FingerprintBits: int(f.fbits), SemiSort: f.t.Semi, MaxKicks: f.maxKicks, Seed: f.seed}
 }
 
 // Reset empties the filter and restarts its eviction walk's random
 // sequence; the size and configuration stay.
 func (f *Filter) Reset() {
-	clear(f.t.data)
+	clear(f.t.Data)
 	f.count = 0
 	f.nstash = 0
 	f.stash = [stashSize]stashEntry{}

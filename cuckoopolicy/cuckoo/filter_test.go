@@ -1,45 +1,16 @@
 package cuckoo
 
 import (
-	"encoding/binary"
 	"errors"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"testing"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/binomial"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/cuckoohash"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
 )
-
-// Long runs: CUCKOO_LONG=1 go test ./cuckoopolicy/cuckoo/ -run 'Capacity|Fill|FPR|Oracle'
-// widens the sweeps of the capacity, fill, false-positive and oracle tests
-// (minutes).
-// CUCKOO_SEED=n replays a run with the seed a failing test logged.
-var dynLong = os.Getenv("CUCKOO_LONG") != ""
-
-// dynSeed returns the seed for a randomized test, logged so a failure can be
-// replayed with CUCKOO_SEED.
-func dynSeed(t testing.TB) uint64 {
-	t.Helper()
-	seed := rand.Uint64()
-	if s := os.Getenv("CUCKOO_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("CUCKOO_SEED: %v", err)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (replay with CUCKOO_SEED=%d)", seed, seed)
-	return seed
-}
-
-// dynKey writes the i-th key of stream s, 16 bytes, into buf.
-func dynKey(buf []byte, s, i uint64) []byte {
-	binary.LittleEndian.PutUint64(buf[0:], s)
-	binary.LittleEndian.PutUint64(buf[8:], i)
-	return buf[:16]
-}
 
 // dynConfigs covers both layouts, every kind of width (sub-4-bit plain, the
 // SWAR widths up to 16, the two-load widths above) and both ends.
@@ -63,9 +34,9 @@ func cfgName(c Config) string {
 // TestAltInvolution checks the alternate bucket at small, odd-half and
 // beyond-2^32 bucket counts: in range, an involution, never a fixed point.
 func TestAltInvolution(t *testing.T) {
-	r := rand.New(rand.NewPCG(dynSeed(t), 1))
+	r := rand.New(rand.NewPCG(testkit.Seed(t), 1))
 	for _, m := range []uint64{2, 4, 6, 52, 78, 1000, 1 << 20, 1<<33 + 2, 3 << 40, MaxBuckets} {
-		f := Filter{t: table{m: m}, half: m / 2}
+		f := Filter{t: cuckoohash.Table{M: m}, half: m / 2}
 		for range 2000 {
 			i := r.Uint64N(m)
 			fp := uint32(r.Uint64N(1<<32-1)) + 1
@@ -75,7 +46,7 @@ func TestAltInvolution(t *testing.T) {
 			}
 			// The documented formula, (m - i - r) mod m: saved filters
 			// depend on these exact values.
-			if r := 2*reduce(fpHash(fp), m/2) + 1; a != (2*m-i-r)%m {
+			if r := 2*cuckoohash.Reduce(fpHash(fp), m/2) + 1; a != (2*m-i-r)%m {
 				t.Fatalf("m=%d i=%d fp=%d: alt %d, want %d", m, i, fp, a, (2*m-i-r)%m)
 			}
 		}
@@ -89,10 +60,10 @@ func TestAltInvolution(t *testing.T) {
 func TestAltReach(t *testing.T) {
 	for _, fb := range []uint{4, 5, 6} {
 		for m := uint64(8); m <= 400; m += 2 {
-			f := Filter{t: table{m: m}, half: m / 2}
+			f := Filter{t: cuckoohash.Table{M: m}, half: m / 2}
 			var odd, even bool
 			for fp := uint32(1); fp < 1<<fb; fp++ {
-				k := reduce(fpHash(fp), f.half)
+				k := cuckoohash.Reduce(fpHash(fp), f.half)
 				odd, even = odd || k%2 == 1, even || k%2 == 0
 			}
 			if !odd || !even {
@@ -203,7 +174,7 @@ func dynOracle(t *testing.T, f *Filter, r *rand.Rand, stream uint64, ops int) {
 	buf := make([]byte, 16)
 	checkAll := func(step int) {
 		for k := range o.held {
-			if !f.Contains(dynKey(buf, stream, k)) {
+			if !f.Contains(testkit.Key(buf, stream, k)) {
 				t.Fatalf("step %d: false negative for key %d (%d copies)", step, k, o.held[k])
 			}
 		}
@@ -222,7 +193,7 @@ func dynOracle(t *testing.T, f *Filter, r *rand.Rand, stream uint64, ops int) {
 			} else {
 				next++
 			}
-			if err := f.Insert(dynKey(buf, stream, k)); err == nil {
+			if err := f.Insert(testkit.Key(buf, stream, k)); err == nil {
 				o.add(k)
 			} else if err != ErrFull {
 				t.Fatalf("step %d: Insert: %v", step, err)
@@ -231,7 +202,7 @@ func dynOracle(t *testing.T, f *Filter, r *rand.Rand, stream uint64, ops int) {
 			}
 		default: // delete a copy of a held key
 			j, k := o.pick(r)
-			if !f.Delete(dynKey(buf, stream, k)) {
+			if !f.Delete(testkit.Key(buf, stream, k)) {
 				t.Fatalf("step %d: Delete of held key %d (%d copies) found nothing", step, k, o.held[k])
 			}
 			o.remove(j)
@@ -247,7 +218,7 @@ func dynOracle(t *testing.T, f *Filter, r *rand.Rand, stream uint64, ops int) {
 	// Deleting everything empties the filter.
 	for k, n := range o.held {
 		for range n {
-			if !f.Delete(dynKey(buf, stream, k)) {
+			if !f.Delete(testkit.Key(buf, stream, k)) {
 				t.Fatalf("final delete of key %d found nothing", k)
 			}
 		}
@@ -255,9 +226,9 @@ func dynOracle(t *testing.T, f *Filter, r *rand.Rand, stream uint64, ops int) {
 	if f.Count() != 0 || f.nstash != 0 {
 		t.Fatalf("after deleting everything: count %d, stash %d", f.Count(), f.nstash)
 	}
-	for i := range f.t.m {
-		if f.t.count(i) != 0 {
-			t.Fatalf("after deleting everything: bucket %d holds %v", i, f.t.bucket(i))
+	for i := range f.t.M {
+		if f.t.Bucket(i) != [4]uint32{} {
+			t.Fatalf("after deleting everything: bucket %d holds %v", i, f.t.Bucket(i))
 		}
 	}
 }
@@ -266,12 +237,12 @@ func dynOracle(t *testing.T, f *Filter, r *rand.Rand, stream uint64, ops int) {
 // on one kept near full, where evictions, the stash and failed inserts
 // happen.
 func TestOracle(t *testing.T) {
-	seed := dynSeed(t)
+	seed := testkit.Seed(t)
 	ops := 4000
 	if testing.Short() {
 		ops = 1500
 	}
-	if dynLong {
+	if testkit.Long() {
 		ops = 100000
 	}
 	for ci, c := range dynConfigs {
@@ -354,15 +325,15 @@ func fillUntilFull(t *testing.T, f *Filter, s uint64) int {
 	for i := uint64(0); ; i++ {
 		full := f.nstash == stashSize
 		if full {
-			before = append(before[:0], f.t.data...)
+			before = append(before[:0], f.t.Data...)
 		}
 		stash, count := f.stash, f.count
-		if err := f.Insert(dynKey(buf, s, i)); err != nil {
+		if err := f.Insert(testkit.Key(buf, s, i)); err != nil {
 			if err != ErrFull {
 				t.Fatal(err)
 			}
-			if stash != f.stash || count != f.count || full && string(before) != string(f.t.data) {
-				t.Fatalf("a failed insert changed the filter: stash %v -> %v, count %d -> %d, table changed %v", stash, f.stash, count, f.count, full && string(before) != string(f.t.data))
+			if stash != f.stash || count != f.count || full && string(before) != string(f.t.Data) {
+				t.Fatalf("a failed insert changed the filter: stash %v -> %v, count %d -> %d, table changed %v", stash, f.stash, count, f.count, full && string(before) != string(f.t.Data))
 			}
 			return int(i)
 		}
@@ -374,12 +345,12 @@ func fillUntilFull(t *testing.T, f *Filter, s uint64) int {
 // went in, and for f >= 7 the load passed 95%. Then it keeps inserting past
 // failures: whatever succeeds is found too.
 func TestFillToFull(t *testing.T) {
-	seed := dynSeed(t)
+	seed := testkit.Seed(t)
 	capacity := 10000
 	if testing.Short() {
 		capacity = 3000
 	}
-	if dynLong {
+	if testkit.Long() {
 		capacity = 1 << 20
 	}
 	for ci, c := range dynConfigs {
@@ -404,12 +375,12 @@ func TestFillToFull(t *testing.T) {
 			held[i] = true
 		}
 		for i := uint64(n + 1); i < uint64(n+1000); i++ {
-			if f.Insert(dynKey(buf, seed, i)) == nil {
+			if f.Insert(testkit.Key(buf, seed, i)) == nil {
 				held[i] = true
 			}
 		}
 		for i := range held {
-			if !f.Contains(dynKey(buf, seed, i)) {
+			if !f.Contains(testkit.Key(buf, seed, i)) {
 				t.Fatalf("%s: key %d lost", cfgName(c), i)
 			}
 		}
@@ -423,16 +394,16 @@ func TestFillToFull(t *testing.T) {
 // capacities (every one up to 300, then a geometric sweep) and seeds, the
 // first capacity distinct inserts all succeed.
 func TestCapacityGuarantee(t *testing.T) {
-	seed := dynSeed(t)
+	seed := testkit.Seed(t)
 	maxCap, seeds := 3000, 3
 	if testing.Short() {
 		maxCap, seeds = 500, 1
 	}
-	if dynLong {
+	if testkit.Long() {
 		maxCap, seeds = 300000, 20
 	}
 	widths := []int{2, 3, 4, 5, 6, 7, 8, 12, 16}
-	if !dynLong {
+	if !testkit.Long() {
 		widths = []int{4, 6, 12}
 	}
 	buf := make([]byte, 16)
@@ -445,7 +416,7 @@ func TestCapacityGuarantee(t *testing.T) {
 					t.Fatal(err)
 				}
 				for i := range uint64(c) {
-					if err := f.Insert(dynKey(buf, ks, i)); err != nil {
+					if err := f.Insert(testkit.Key(buf, ks, i)); err != nil {
 						t.Fatalf("f=%d capacity %d seed %d: insert %d failed: %v", fb, c, ks, i, err)
 					}
 				}
@@ -463,12 +434,12 @@ func TestCapacityGuarantee(t *testing.T) {
 // where it sizes for kicksLoad. Without that sizing, 1 kick fails at about
 // 0.7 of capacity at these sizes.
 func TestCapacityGuaranteeShortWalks(t *testing.T) {
-	seed := dynSeed(t)
+	seed := testkit.Seed(t)
 	caps := []int{50, 1000, 20000}
 	if !testing.Short() {
 		caps = append(caps, 200000)
 	}
-	if dynLong {
+	if testkit.Long() {
 		caps = append(caps, 1<<22)
 	}
 	buf := make([]byte, 16)
@@ -481,7 +452,7 @@ func TestCapacityGuaranteeShortWalks(t *testing.T) {
 					t.Fatal(err)
 				}
 				for i := range uint64(c) {
-					if err := f.Insert(dynKey(buf, cfg.Seed, i)); err != nil {
+					if err := f.Insert(testkit.Key(buf, cfg.Seed, i)); err != nil {
 						t.Fatalf("%s kicks=%d capacity %d: insert %d failed: %v", cfgName(cfg), k, c, i, err)
 					}
 				}
@@ -500,12 +471,12 @@ func TestCapacityGuaranteeShortWalks(t *testing.T) {
 // tail of the binomial count of probability below 1e-9, and at most 1.3 times
 // theory.
 func TestFPR(t *testing.T) {
-	seed := dynSeed(t)
+	seed := testkit.Seed(t)
 	n, queries := 100000, 1000000
 	if testing.Short() {
 		n, queries = 20000, 200000
 	}
-	if dynLong {
+	if testkit.Long() {
 		n, queries = 1000000, 10000000
 	}
 	for _, c := range []Config{{FingerprintBits: 8}, {FingerprintBits: 12}, {FingerprintBits: 13, SemiSort: true}, {FingerprintBits: 16}} {
@@ -516,13 +487,13 @@ func TestFPR(t *testing.T) {
 		}
 		buf := make([]byte, 16)
 		for i := uint64(0); f.LoadFactor() < 0.95; i++ {
-			if err := f.Insert(dynKey(buf, seed, i)); err != nil {
+			if err := f.Insert(testkit.Key(buf, seed, i)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		fp := 0
 		for i := range uint64(queries) {
-			if f.Contains(dynKey(buf, ^seed, i)) {
+			if f.Contains(testkit.Key(buf, ^seed, i)) {
 				fp++
 			}
 		}
@@ -551,7 +522,7 @@ func TestFPR(t *testing.T) {
 // can still come to hold the eight entries it has room for: the test skips
 // a ninth, which no cuckoo filter can take. Every other insert must succeed.
 func TestSemiSortEquivalence(t *testing.T) {
-	seed := dynSeed(t)
+	seed := testkit.Seed(t)
 	r := rand.New(rand.NewPCG(seed, 2))
 	buf := make([]byte, 16)
 	type class struct {
@@ -567,16 +538,16 @@ func TestSemiSortEquivalence(t *testing.T) {
 		var held []uint64
 		entries := map[class]int{}
 		classOf := func(k uint64) class {
-			lo, fp := plain.class(Hash(dynKey(buf, seed, k)))
+			lo, fp := plain.class(Hash(testkit.Key(buf, seed, k)))
 			return class{lo, fp}
 		}
 		for step := range 3000 {
 			if len(held) < 900 && (r.IntN(3) > 0 || len(held) == 0) {
 				k := r.Uint64N(2000)
-				if entries[classOf(k)] == 2*slots {
+				if entries[classOf(k)] == 2*cuckoohash.Slots {
 					continue
 				}
-				e1, e2 := plain.Insert(dynKey(buf, seed, k)), semi.Insert(dynKey(buf, seed, k))
+				e1, e2 := plain.Insert(testkit.Key(buf, seed, k)), semi.Insert(testkit.Key(buf, seed, k))
 				if e1 != nil || e2 != nil {
 					t.Fatalf("f=%d step %d: inserts at load %.3f: %v, %v", fb, step, plain.LoadFactor(), e1, e2)
 				}
@@ -588,17 +559,17 @@ func TestSemiSortEquivalence(t *testing.T) {
 				held[j] = held[len(held)-1]
 				held = held[:len(held)-1]
 				entries[classOf(k)]--
-				if !plain.Delete(dynKey(buf, seed, k)) || !semi.Delete(dynKey(buf, seed, k)) {
+				if !plain.Delete(testkit.Key(buf, seed, k)) || !semi.Delete(testkit.Key(buf, seed, k)) {
 					t.Fatalf("f=%d step %d: delete failed", fb, step)
 				}
 			}
-			q := dynKey(buf, seed, r.Uint64N(4000))
+			q := testkit.Key(buf, seed, r.Uint64N(4000))
 			if plain.Contains(q) != semi.Contains(q) {
 				t.Fatalf("f=%d step %d: plain and semi-sorted disagree on key %x", fb, step, q)
 			}
 		}
 		for k := range uint64(1 << 14) {
-			q := dynKey(buf, seed+1, k)
+			q := testkit.Key(buf, seed+1, k)
 			if plain.Contains(q) != semi.Contains(q) {
 				t.Fatalf("f=%d: plain and semi-sorted disagree on probe %d", fb, k)
 			}
@@ -613,7 +584,7 @@ func TestSemiSortEquivalence(t *testing.T) {
 // use, then deletes keys: the stash empties into freed slots and nothing is
 // lost.
 func TestStashDrains(t *testing.T) {
-	seed := dynSeed(t)
+	seed := testkit.Seed(t)
 	for _, c := range []Config{{FingerprintBits: 12}, {FingerprintBits: 9, SemiSort: true}, {FingerprintBits: 20}} {
 		c.Seed = seed
 		f, _ := New(2000, c)
@@ -630,13 +601,13 @@ func TestStashDrains(t *testing.T) {
 				continue
 			}
 			deleted[k] = true
-			if !f.Delete(dynKey(buf, seed, k)) {
+			if !f.Delete(testkit.Key(buf, seed, k)) {
 				t.Fatalf("%s: delete of key %d failed", cfgName(c), k)
 			}
 		}
 		t.Logf("%s: stash drained after %d deletes", cfgName(c), len(deleted))
 		for k := range uint64(n) {
-			if !deleted[k] && !f.Contains(dynKey(buf, seed, k)) {
+			if !deleted[k] && !f.Contains(testkit.Key(buf, seed, k)) {
 				t.Fatalf("%s: key %d lost", cfgName(c), k)
 			}
 		}
@@ -649,7 +620,7 @@ func TestStashDrains(t *testing.T) {
 // new keys up to capacity: New's promise holds however the filter got there.
 // (Before drainStash, every insert that found its buckets full then failed.)
 func TestCapacityAfterOverfill(t *testing.T) {
-	seed := dynSeed(t)
+	seed := testkit.Seed(t)
 	capacity := 20000
 	if testing.Short() {
 		capacity = 5000
@@ -675,7 +646,7 @@ func TestCapacityAfterOverfill(t *testing.T) {
 			if len(held) <= capacity*99/100 {
 				break
 			}
-			key := dynKey(buf, seed, uint64(k))
+			key := testkit.Key(buf, seed, uint64(k))
 			if i1, i2, _ := f.addr(Hash(key)); pairs[i1] || pairs[i2] {
 				continue
 			}
@@ -689,7 +660,7 @@ func TestCapacityAfterOverfill(t *testing.T) {
 		}
 		load := f.LoadFactor()
 		for k := uint64(1 << 40); len(held) < capacity; k++ {
-			if err := f.Insert(dynKey(buf, seed, k)); err != nil {
+			if err := f.Insert(testkit.Key(buf, seed, k)); err != nil {
 				t.Fatalf("%s: insert with %d keys held (capacity %d, load %.4f, stash %d): %v",
 					cfgName(c), len(held), capacity, f.LoadFactor(), f.nstash, err)
 			}
@@ -700,7 +671,7 @@ func TestCapacityAfterOverfill(t *testing.T) {
 			t.Fatalf("%s: Count %d, holding %d", cfgName(c), f.Count(), len(held))
 		}
 		for k := range held {
-			if !f.Contains(dynKey(buf, seed, k)) {
+			if !f.Contains(testkit.Key(buf, seed, k)) {
 				t.Fatalf("%s: key %d lost", cfgName(c), k)
 			}
 		}
@@ -713,7 +684,7 @@ func TestCapacityAfterOverfill(t *testing.T) {
 // even bucket count, saturationLoad fell below the load New sized for at
 // some capacities of narrow widths, such as 44092 at f = 5.)
 func TestSizedLoadCoversCapacity(t *testing.T) {
-	r := rand.New(rand.NewPCG(dynSeed(t), 5))
+	r := rand.New(rand.NewPCG(testkit.Seed(t), 5))
 	caps := []int{44092}
 	for c := 1; c <= 3000; c++ {
 		caps = append(caps, c)
@@ -731,8 +702,8 @@ func TestSizedLoadCoversCapacity(t *testing.T) {
 				if !ok {
 					t.Fatalf("bucketsFor(%d, %d, %d) failed", c, f, kicks)
 				}
-				if l := sizedLoad(f, kicks, m); l*float64(slots*m) < float64(c) {
-					t.Fatalf("f=%d, %d kicks, capacity %d: %d buckets, sizedLoad %.2f holds %.1f keys", f, kicks, c, m, l, l*float64(slots*m))
+				if l := sizedLoad(f, kicks, m); l*float64(cuckoohash.Slots*m) < float64(c) {
+					t.Fatalf("f=%d, %d kicks, capacity %d: %d buckets, sizedLoad %.2f holds %.1f keys", f, kicks, c, m, l, l*float64(cuckoohash.Slots*m))
 				}
 			}
 		}
@@ -749,9 +720,9 @@ func TestFailedDrainChangesNothing(t *testing.T) {
 	for _, c := range []Config{{FingerprintBits: 12}, {FingerprintBits: 10, SemiSort: true}, {FingerprintBits: 12, MaxKicks: 1}} {
 		f, _ := NewBuckets(64, c)
 		r := rand.New(rand.NewPCG(1, 2))
-		for i := range f.t.m {
-			for range slots {
-				if !f.t.put(i, uint32(r.Uint64N(1<<f.fbits-1))+1) {
+		for i := range f.t.M {
+			for range cuckoohash.Slots {
+				if !f.t.Put(i, uint32(r.Uint64N(1<<f.fbits-1))+1) {
 					t.Fatal("setup: put failed")
 				}
 			}
@@ -763,7 +734,7 @@ func TestFailedDrainChangesNothing(t *testing.T) {
 		f.nstash, f.count = stashSize, 10
 		before, _ := f.MarshalBinary()
 		for i := range uint64(100) {
-			if err := f.Insert(dynKey(buf, 7, i)); err != ErrFull {
+			if err := f.Insert(testkit.Key(buf, 7, i)); err != ErrFull {
 				t.Fatalf("%s: insert %d into a full table: %v, want ErrFull", cfgName(c), i, err)
 			}
 			if after, _ := f.MarshalBinary(); string(after) != string(before) {
@@ -779,7 +750,7 @@ func TestReset(t *testing.T) {
 	fresh, _ := f.MarshalBinary()
 	fillUntilFull(t, f, 1)
 	f.Reset()
-	if f.Count() != 0 || f.LoadFactor() != 0 || f.Contains(dynKey(make([]byte, 16), 1, 0)) {
+	if f.Count() != 0 || f.LoadFactor() != 0 || f.Contains(testkit.Key(make([]byte, 16), 1, 0)) {
 		t.Fatal("Reset left keys")
 	}
 	if got, _ := f.MarshalBinary(); string(got) != string(fresh) {
@@ -804,12 +775,12 @@ func TestAllocs(t *testing.T) {
 	f, _ := New(10000, Config{})
 	fillUntilFull(t, f, 3) // the eviction path's scratch is allocated
 	for i := range 100 {
-		f.Delete(dynKey(make([]byte, 16), 3, uint64(i)))
+		f.Delete(testkit.Key(make([]byte, 16), 3, uint64(i)))
 	}
 	key := make([]byte, 16)
 	i := uint64(0)
 	if n := testing.AllocsPerRun(1000, func() {
-		dynKey(key, 3, i)
+		testkit.Key(key, 3, i)
 		i++
 		f.Contains(key)
 		if f.Insert(key) == nil {
@@ -827,7 +798,7 @@ func BenchmarkFilter(b *testing.B) {
 	const n = 1 << 20
 	keys := make([]byte, 16*2*n) // n held keys, then n absent ones
 	for i := range uint64(2 * n) {
-		dynKey(keys[16*i:], 42, i)
+		testkit.Key(keys[16*i:], 42, i)
 	}
 	key := func(i int) []byte { return keys[16*i : 16*i+16] }
 	for _, c := range []Config{{FingerprintBits: 12}, {FingerprintBits: 13, SemiSort: true}, {FingerprintBits: 16}} {
@@ -883,4 +854,14 @@ func BenchmarkFilter(b *testing.B) {
 func (f *Filter) class(h uint64) (lo uint64, fp uint32) {
 	i1, i2, fp := f.addr(h)
 	return min(i1, i2), fp
+}
+
+// TestLimitsMatchTable: the limits this package documents are the packed
+// table's.
+func TestLimitsMatchTable(t *testing.T) {
+	if MinFingerprintBits != cuckoohash.MinFingerprintBits || MaxFingerprintBits != cuckoohash.MaxFingerprintBits ||
+		MaxBuckets != cuckoohash.MaxBuckets {
+		t.Fatalf("limits %d, %d, %d; the table's are %d, %d, %d", MinFingerprintBits, MaxFingerprintBits, uint64(MaxBuckets),
+			cuckoohash.MinFingerprintBits, cuckoohash.MaxFingerprintBits, uint64(cuckoohash.MaxBuckets))
+	}
 }

@@ -3,6 +3,8 @@ package cuckoo
 import (
 	"fmt"
 	"math"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/cuckoohash"
 )
 
 // Growing is a cuckoo filter without a fixed capacity: a chain of Filters
@@ -91,7 +93,7 @@ func NewGrowing(capacity int, maxFPR float64, cfg Config) (*Growing, error) {
 // stored fingerprint with probability 2/(m(2^f-1)) (its fingerprint and one
 // of its buckets), and the stage stores at most 4m + stash fingerprints.
 func stageBound(m uint64, f int) float64 {
-	return 2 * float64(slots*m+stashSize) / (float64(m) * float64(uint64(1)<<f-1))
+	return 2 * float64(cuckoohash.Slots*m+stashSize) / (float64(m) * float64(uint64(1)<<f-1))
 }
 
 // grow appends a stage: capacity << k keys, the narrowest fingerprint whose
@@ -240,7 +242,7 @@ func (g *Growing) FalsePositiveBound() float64 {
 	var p float64
 	for _, s := range g.stages {
 		f := s.f
-		p += 2 * float64(f.count) / (float64(f.t.m) * float64(uint64(1)<<f.fbits-1))
+		p += 2 * float64(f.count) / (float64(f.t.M) * float64(uint64(1)<<f.fbits-1))
 	}
 	return p
 }

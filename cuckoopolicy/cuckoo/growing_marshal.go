@@ -10,46 +10,16 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// The encoding of a Growing (MarshalBinary), all integers little-endian:
-//
-//	offset  size  field
-//	0       4     magic "CKDG"
-//	4       1     version (1)
-//	5       1     flags: bit 0 semi-sorted
-//	6       2     zero
-//	8       8     false-positive bound (NewGrowing's maxFPR), IEEE 754 binary64
-//	16      ...   uvarints: the first stage's capacity, max kicks, seed,
-//	              stages k, count
-//	        ...   k stages, each: one byte (1 if the stage is marked full,
-//	              else 0), a uvarint length, the stage's Filter encoding
-//	              (MarshalBinary, with its own checksum)
-//	        ...   uvarint e, then e side-table entries in increasing order of
-//	              (stage, bucket, fingerprint), each four uvarints: stage,
-//	              the lower bucket of the class, fingerprint, copies
-//	end-8   8     xxhash64 of every byte before it
-//
-// A zero Growing encodes with every field zero and no stages. A decoder
-// refuses anything else that is inconsistent: a bound outside (0, 0.5], a
-// capacity below 1, max kicks outside [1, MaxKicksLimit], more than 62
-// stages, a stage that does not decode, whose seed is not seed+k or whose
-// layout or max kicks are not the chain's, or whose buckets and width
-// bound its false-positive rate above its share of the bound,
-// maxFPR/2^(k+1); side-table entries out of order, out of range, with no
-// copies or for a class the stage does not hold; and a count other than the
-// stages' counts plus the side table's copies. A stage's bucket count and
-// width are not required to be the ones this version's sizing gives stage
-// k, so that encodings stay readable when the sizing changes.
+// The encoding of a Growing: see Encodings in the package doc.
 const (
 	growMagic   = "CKDG"
 	growVersion = 1
 )
 
-// MarshalBinary encodes the filter (see the format above growMagic in
-// growing_marshal.go): the parameters given to NewGrowing, each stage's
-// Filter encoding (its table snappy-compressed where that makes it smaller)
-// and the side table. Decoding it gives a Growing that behaves as this one
-// does, operation for operation. The returned slice is new; the error is
-// always nil.
+// MarshalBinary encodes the filter (see Encodings in the package doc): the
+// parameters given to NewGrowing, each stage's Filter encoding and the side
+// table. Decoding it gives a Growing that behaves as this one does, operation
+// for operation. The returned slice is new; the error is always nil.
 func (g *Growing) MarshalBinary() ([]byte, error) {
 	out := make([]byte, 16, 64)
 	copy(out, growMagic)
@@ -194,13 +164,13 @@ func decodeGrowing(data []byte) (Growing, error) {
 		// kicks, and the share of the false-positive bound grow gives it. Its
 		// size and width are not checked against the sizing code's, so that
 		// encodings stay readable when that code's estimates change.
-		if f.seed != seed+uint64(i) || f.t.semi != g.cfg.SemiSort || f.maxKicks != g.cfg.MaxKicks || f.fbits < MinFingerprintBits {
+		if f.seed != seed+uint64(i) || f.t.Semi != g.cfg.SemiSort || f.maxKicks != g.cfg.MaxKicks || f.fbits < MinFingerprintBits {
 			return Growing{}, corrupt("stage %d: seed %d, semi %v, max kicks %d, f=%d; want seed %d, semi %v, max kicks %d, f>=%d",
-				i, f.seed, f.t.semi, f.maxKicks, f.fbits, seed+uint64(i), g.cfg.SemiSort, g.cfg.MaxKicks, MinFingerprintBits)
+				i, f.seed, f.t.Semi, f.maxKicks, f.fbits, seed+uint64(i), g.cfg.SemiSort, g.cfg.MaxKicks, MinFingerprintBits)
 		}
-		if b, budget := stageBound(f.t.m, int(f.fbits)), math.Ldexp(maxFPR, -(i+1)); b > budget {
+		if b, budget := stageBound(f.t.M, int(f.fbits)), math.Ldexp(maxFPR, -(i+1)); b > budget {
 			return Growing{}, corrupt("stage %d: %d buckets of %d-bit fingerprints bound the false-positive rate by %.3g, above its share %.3g",
-				i, f.t.m, f.fbits, b, budget)
+				i, f.t.M, f.fbits, b, budget)
 		}
 		held += uint64(f.count)
 		g.stages = append(g.stages, growStage{f: &f, full: full[0] == 1})
@@ -223,7 +193,7 @@ func decodeGrowing(data []byte) (Growing, error) {
 			return Growing{}, corrupt("side table entry %d: stage %d", j, stage)
 		}
 		f := g.stages[stage].f
-		if lo >= f.t.m || fp == 0 || fp>>f.fbits != 0 {
+		if lo >= f.t.M || fp == 0 || fp>>f.fbits != 0 {
 			return Growing{}, corrupt("side table entry %d: bucket %d, fingerprint %d", j, lo, fp)
 		}
 		ck := classKey{int(stage), lo, uint32(fp)}

@@ -13,6 +13,9 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/cuckoohash"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
 )
 
 // marshalGrowing is MarshalBinary that fails the test on an error.
@@ -70,7 +73,7 @@ func fillGrowing(t *testing.T, maxFPR float64, cfg Config, seed uint64, ops int)
 		if held[1<<62] == 8+stashSize+1 {
 			t.Fatalf("%d copies of one key and none in the side table", held[1<<62])
 		}
-		if err := g.Insert(dynKey(buf, seed, 1<<62)); err != nil {
+		if err := g.Insert(testkit.Key(buf, seed, 1<<62)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -84,7 +87,7 @@ func fillGrowing(t *testing.T, maxFPR float64, cfg Config, seed uint64, ops int)
 // encoded, field for field, holds every key, and goes on exactly as the
 // original does: the same operations give the same encodings.
 func TestGrowingMarshalRoundTrip(t *testing.T) {
-	seed := dynSeed(t)
+	seed := testkit.Seed(t)
 	for i, tc := range []struct {
 		maxFPR float64
 		cfg    Config
@@ -106,7 +109,7 @@ func TestGrowingMarshalRoundTrip(t *testing.T) {
 		}
 		buf := make([]byte, 16)
 		for k := range held {
-			if !h.Contains(dynKey(buf, seed+uint64(i), k)) {
+			if !h.Contains(testkit.Key(buf, seed+uint64(i), k)) {
 				t.Fatalf("maxFPR %v: decoded filter lost key %d", tc.maxFPR, k)
 			}
 		}
@@ -114,7 +117,7 @@ func TestGrowingMarshalRoundTrip(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, uint64(i)))
 		for step := range 2000 {
 			k := r.Uint64N(uint64(len(held)) + 4000)
-			key := dynKey(buf, seed+uint64(i), k)
+			key := testkit.Key(buf, seed+uint64(i), k)
 			if held[k] > 0 && r.IntN(2) == 0 {
 				if !g.Delete(key) || !h.Delete(key) {
 					t.Fatalf("step %d: delete of a held key failed", step)
@@ -363,19 +366,19 @@ func sideTableHeavy(t *testing.T, capacity int) []byte {
 		t.Fatal(err)
 	}
 	f := g.stages[0].f
-	for b := range f.t.m {
-		for j := range uint32(slots) {
-			fp := uint32(b%15)*slots + j + 1
+	for b := range f.t.M {
+		for j := range uint32(cuckoohash.Slots) {
+			fp := uint32(b%15)*cuckoohash.Slots + j + 1
 			if fp>>f.fbits != 0 {
 				fp = j + 1
 			}
-			f.t.put(b, fp)
+			f.t.Put(b, fp)
 			f.count++
 		}
 	}
 	g.count = f.count
-	for b := range f.t.m {
-		for _, fp := range f.t.bucket(b) {
+	for b := range f.t.M {
+		for _, fp := range f.t.Bucket(b) {
 			ck := classKey{0, min(b, f.alt(b, fp)), fp}
 			if g.extra[ck] == 0 {
 				g.extra[ck] = 1
@@ -427,12 +430,12 @@ func TestGrowingUnmarshalOtherSizing(t *testing.T) {
 	g, _ := NewGrowing(16, 0.3, Config{Seed: 5})
 	f0 := g.stages[0].f
 	big, _ := New(64, Config{FingerprintBits: int(f0.fbits), Seed: 5})
-	if big.t.m == f0.t.m {
+	if big.t.M == f0.t.M {
 		t.Fatal("want a first stage of another size")
 	}
 	buf := make([]byte, 16)
 	for k := range 20 {
-		if err := big.Insert(dynKey(buf, 5, uint64(k))); err != nil {
+		if err := big.Insert(testkit.Key(buf, 5, uint64(k))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -444,19 +447,19 @@ func TestGrowingUnmarshalOtherSizing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k := range 2000 {
-		if err := h.Insert(dynKey(buf, 5, uint64(20+k))); err != nil {
+		if err := h.Insert(testkit.Key(buf, 5, uint64(20+k))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for k := range 2020 {
-		if !h.Contains(dynKey(buf, 5, uint64(k))) {
+		if !h.Contains(testkit.Key(buf, 5, uint64(k))) {
 			t.Fatalf("key %d lost", k)
 		}
 	}
 	if h.Count() != 2020 || h.Stages() < 3 || h.FalsePositiveBound() > 0.3 {
 		t.Fatalf("count %d, %d stages, bound %v", h.Count(), h.Stages(), h.FalsePositiveBound())
 	}
-	if h.stages[0].f.t.m != big.t.m {
+	if h.stages[0].f.t.M != big.t.M {
 		t.Fatal("first stage not the one encoded")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/binomial"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
 )
 
 func TestNewGrowingErrors(t *testing.T) {
@@ -50,13 +51,13 @@ func growOracle(t *testing.T, g *Growing, r *rand.Rand, stream uint64, ops int, 
 			} else {
 				next++
 			}
-			if err := g.Insert(dynKey(buf, stream, k)); err != nil {
+			if err := g.Insert(testkit.Key(buf, stream, k)); err != nil {
 				t.Fatalf("step %d: Insert: %v", step, err)
 			}
 			o.add(k)
 		default:
 			j, k := o.pick(r)
-			if !g.Delete(dynKey(buf, stream, k)) {
+			if !g.Delete(testkit.Key(buf, stream, k)) {
 				t.Fatalf("step %d: Delete of held key %d (%d copies) found nothing", step, k, o.held[k])
 			}
 			o.remove(j)
@@ -66,7 +67,7 @@ func growOracle(t *testing.T, g *Growing, r *rand.Rand, stream uint64, ops int, 
 		}
 		if step%256 == 0 || step == ops-1 {
 			for k := range o.held {
-				if !g.Contains(dynKey(buf, stream, k)) {
+				if !g.Contains(testkit.Key(buf, stream, k)) {
 					t.Fatalf("step %d (%d stages): key %d (%d copies) lost", step, g.Stages(), k, o.held[k])
 				}
 			}
@@ -80,7 +81,7 @@ func growOracle(t *testing.T, g *Growing, r *rand.Rand, stream uint64, ops int, 
 // stages they were not inserted into: the case where deleting from the first
 // stage that matches would delete another key.
 func TestGrowingOracle(t *testing.T) {
-	seed := dynSeed(t)
+	seed := testkit.Seed(t)
 	ops := 30000
 	if testing.Short() {
 		ops = 10000
@@ -111,7 +112,7 @@ func TestGrowingOracle(t *testing.T) {
 		buf := make([]byte, 16)
 		for k, n := range held {
 			for range n {
-				if !g.Delete(dynKey(buf, seed+uint64(i), k)) {
+				if !g.Delete(testkit.Key(buf, seed+uint64(i), k)) {
 					t.Fatalf("final delete of key %d failed", k)
 				}
 			}
@@ -144,7 +145,7 @@ func TestNaiveChainLosesKeys(t *testing.T) {
 	next := uint64(0)
 	for step := range 20000 {
 		if r.IntN(2) == 0 || len(held) == 0 {
-			k := dynKey(buf, 9, next)
+			k := testkit.Key(buf, 9, next)
 			if chain[len(chain)-1].Insert(k) != nil {
 				add()
 				chain[len(chain)-1].Insert(k)
@@ -154,7 +155,7 @@ func TestNaiveChainLosesKeys(t *testing.T) {
 		} else {
 			for k := range held {
 				for _, f := range chain {
-					if f.Delete(dynKey(buf, 9, k)) {
+					if f.Delete(testkit.Key(buf, 9, k)) {
 						break
 					}
 				}
@@ -165,7 +166,7 @@ func TestNaiveChainLosesKeys(t *testing.T) {
 		for k := range held {
 			found := false
 			for _, f := range chain {
-				found = found || f.Contains(dynKey(buf, 9, k))
+				found = found || f.Contains(testkit.Key(buf, 9, k))
 			}
 			if !found {
 				t.Logf("the naive chain lost key %d at step %d", k, step)
@@ -179,7 +180,7 @@ func TestNaiveChainLosesKeys(t *testing.T) {
 // TestGrowingFPR grows a chain through several stages and measures its
 // false-positive rate against its bound.
 func TestGrowingFPR(t *testing.T) {
-	seed := dynSeed(t)
+	seed := testkit.Seed(t)
 	n, queries := 100000, 500000
 	if testing.Short() {
 		n, queries = 30000, 200000
@@ -191,13 +192,13 @@ func TestGrowingFPR(t *testing.T) {
 		}
 		buf := make([]byte, 16)
 		for i := range uint64(n) {
-			if err := g.Insert(dynKey(buf, seed, i)); err != nil {
+			if err := g.Insert(testkit.Key(buf, seed, i)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		fp := 0
 		for i := range uint64(queries) {
-			if g.Contains(dynKey(buf, ^seed, i)) {
+			if g.Contains(testkit.Key(buf, ^seed, i)) {
 				fp++
 			}
 		}
@@ -208,7 +209,7 @@ func TestGrowingFPR(t *testing.T) {
 			t.Errorf("maxFPR %v: fpr %v, bound %v", maxFPR, got, bound)
 		}
 		for i := range uint64(n) {
-			if !g.Contains(dynKey(buf, seed, i)) {
+			if !g.Contains(testkit.Key(buf, seed, i)) {
 				t.Fatalf("key %d lost", i)
 			}
 		}
@@ -225,7 +226,7 @@ func TestGrowingLimit(t *testing.T) {
 	buf := make([]byte, 16)
 	i := uint64(0)
 	for ; ; i++ {
-		if err := g.Insert(dynKey(buf, 1, i)); err != nil {
+		if err := g.Insert(testkit.Key(buf, 1, i)); err != nil {
 			if !errors.Is(err, ErrFull) {
 				t.Fatal(err)
 			}
@@ -234,7 +235,7 @@ func TestGrowingLimit(t *testing.T) {
 	}
 	t.Logf("ErrFull after %d keys in %d stages", i, g.Stages())
 	for k := range i {
-		if !g.Contains(dynKey(buf, 1, k)) {
+		if !g.Contains(testkit.Key(buf, 1, k)) {
 			t.Fatalf("key %d lost", k)
 		}
 	}
@@ -242,7 +243,7 @@ func TestGrowingLimit(t *testing.T) {
 		t.Fatalf("count %d, want %d", g.Count(), i)
 	}
 	g.Reset()
-	if g.Count() != 0 || g.Stages() != 1 || g.Contains(dynKey(buf, 1, 0)) {
+	if g.Count() != 0 || g.Stages() != 1 || g.Contains(testkit.Key(buf, 1, 0)) {
 		t.Fatal("Reset left keys or stages")
 	}
 }

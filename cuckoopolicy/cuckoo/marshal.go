@@ -7,34 +7,10 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/golang/snappy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/cuckoohash"
 )
 
-// The encoding of a Filter (MarshalBinary), all integers little-endian:
-//
-//	offset  size  field
-//	0       4     magic "CKDF"
-//	4       1     version (1)
-//	5       1     flags: bit 0 semi-sorted, bit 1 table stored raw (else snappy)
-//	6       1     fingerprint bits f
-//	7       1     stash entries n (at most 4)
-//	8       8     eviction walk state (nonzero)
-//	16      ...   uvarints: buckets, seed, max kicks, count
-//	        ...   n stash entries: uvarint bucket, uvarint fingerprint
-//	        ...   table: the packed buckets without padding, a snappy block
-//	              (github.com/golang/snappy, block format) or raw
-//	end-8   8     xxhash64 of every byte before it
-//
-// A zero Filter encodes with buckets, f, seed, max kicks, count and stash
-// all zero, flags raw, walk state 1 and an empty table. A decoder refuses anything else that is
-// inconsistent: unknown version or flags, a width outside the layout's
-// range, an odd, too large or zero bucket count, a table whose (decoded)
-// length is not the one the bucket count implies, a snappy block that claims
-// more than snappy can expand to, slots that do not decode to fingerprints
-// of f bits (or, semi-sorted, whose code is not one of the 3876, or whose
-// slots are not in the order the encoder writes: by low nibble, then by the
-// rest, so that an empty slot comes first), stash
-// entries that are out of range or not in canonical form (the lower bucket
-// of the pair), and a count other than the number of fingerprints stored.
+// The encoding of a Filter: see Encodings in the package doc.
 const (
 	marshalMagic   = "CKDF"
 	marshalVersion = 1
@@ -56,33 +32,32 @@ func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 }
 
-// MarshalBinary encodes the filter (see the format above marshalMagic in
-// marshal.go): a small header with every parameter and the stash, the table
-// compressed with snappy (stored raw when that does not make it smaller, or
-// when the table is beyond the 3.6 GB or so that snappy's block format
-// takes), and a checksum. A sparse filter encodes to a fraction of its table
-// size; a full one to about f/LoadFactor bits per key, (f-1)/LoadFactor
-// semi-sorted (at most 4/LoadFactor for f = 2 and 3, which are stored in
-// 4-bit slots). The returned slice is new; the error is always nil.
+// MarshalBinary encodes the filter (see Encodings in the package doc): a
+// header with every parameter and the stash, the table compressed with snappy
+// (stored raw when that does not make it smaller, or when it is beyond what
+// snappy's block format takes, about 3.6 GB), and a checksum. A sparse filter
+// encodes to a fraction of its table size, a full one to about f/LoadFactor
+// bits per key ((f-1)/LoadFactor semi-sorted, 4/LoadFactor for f = 2 and 3).
+// The returned slice is new; the error is always nil.
 func (f *Filter) MarshalBinary() ([]byte, error) {
 	var raw []byte
-	if f.t.m > 0 {
-		raw = f.t.data[:len(f.t.data)-padBytes]
+	if f.t.M > 0 {
+		raw = f.t.Data[:len(f.t.Data)-cuckoohash.PadBytes]
 	}
 	hdr := make([]byte, fixedHeader, fixedHeader+4*binary.MaxVarintLen64+2*f.nstash*binary.MaxVarintLen64)
 	copy(hdr, marshalMagic)
 	hdr[4] = marshalVersion
-	if f.t.semi {
+	if f.t.Semi {
 		hdr[5] |= flagSemi
 	}
 	hdr[6] = byte(f.fbits)
 	hdr[7] = byte(f.nstash)
 	rng := f.rng
-	if f.t.m == 0 {
+	if f.t.M == 0 {
 		rng = 1
 	}
 	binary.LittleEndian.PutUint64(hdr[8:], rng)
-	hdr = binary.AppendUvarint(hdr, f.t.m)
+	hdr = binary.AppendUvarint(hdr, f.t.M)
 	hdr = binary.AppendUvarint(hdr, f.seed)
 	hdr = binary.AppendUvarint(hdr, uint64(f.maxKicks))
 	hdr = binary.AppendUvarint(hdr, uint64(f.count))
@@ -190,15 +165,15 @@ func decodeBody(body []byte) (Filter, error) {
 		return g, corrupt("bad bucket count %d", m)
 	}
 	sf := uint(max(fb, MinFingerprintBits))
-	size, ok := tableBytes(m, sf, semi)
+	size, ok := cuckoohash.TableBytes(m, sf, semi)
 	if !ok {
 		return g, corrupt("bad bucket count %d", m)
 	}
-	if count > slots*m+uint64(nstash) {
-		return g, corrupt("count %d exceeds %d slots", count, slots*m)
+	if count > cuckoohash.Slots*m+uint64(nstash) {
+		return g, corrupt("count %d exceeds %d slots", count, cuckoohash.Slots*m)
 	}
 	g.half, g.fbits = m/2, uint(fb)
-	g.t.m = m // for alt, before the table is read
+	g.t.M = m // for alt, before the table is read
 	stash := [stashSize]stashEntry{}
 	for k := range nstash {
 		b, n1 := binary.Uvarint(rest)
@@ -217,7 +192,7 @@ func decodeBody(body []byte) (Filter, error) {
 	}
 
 	payload := rest
-	want := size - padBytes
+	want := size - cuckoohash.PadBytes
 	if flags&flagRaw != 0 {
 		if len(payload) != want {
 			return g, corrupt("table is %d bytes, want %d", len(payload), want)
@@ -236,7 +211,7 @@ func decodeBody(body []byte) (Filter, error) {
 	} else if &out[0] != &data[0] {
 		copy(data, out) // not reached: Decode uses a large enough dst
 	}
-	t, err := tableOn(data, m, sf, semi)
+	t, err := cuckoohash.TableOn(data, m, sf, semi)
 	if err != nil {
 		return g, corrupt("bad table parameters")
 	}
@@ -267,15 +242,15 @@ func decodeBody(body []byte) (Filter, error) {
 // an even number of buckets, each a multiple of 4 bits, ends on a byte
 // boundary: no bits lie past the last bucket.) It returns the number of
 // fingerprints stored.
-func validTable(t *table, fb uint) (uint64, error) {
+func validTable(t *cuckoohash.Table, fb uint) (uint64, error) {
 	var stored uint64
-	for i := range t.m {
-		if t.semi {
-			if c := t.readBits(i*uint64(t.bucketBits), 12); c >= numCodes {
+	for i := range t.M {
+		if t.Semi {
+			if c := t.ReadBits(i*uint64(t.BucketBits), 12); c >= cuckoohash.NumCodes {
 				return 0, corrupt("bucket %d: semi-sort code %d", i, c)
 			}
 		}
-		b := t.bucket(i)
+		b := t.Bucket(i)
 		for j, v := range b {
 			if v>>fb != 0 {
 				return 0, corrupt("bucket %d: fingerprint %#x wider than %d bits", i, v, fb)
@@ -285,7 +260,7 @@ func validTable(t *table, fb uint) (uint64, error) {
 			}
 			// The code orders the low nibbles; slots of equal nibbles must
 			// follow in the order of the rest, as sort4 leaves them.
-			if t.semi && j > 0 && nibbleKey(b[j-1]) > nibbleKey(v) {
+			if t.Semi && j > 0 && cuckoohash.NibbleKey(b[j-1]) > cuckoohash.NibbleKey(v) {
 				return 0, corrupt("bucket %d: slots out of order", i)
 			}
 		}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/golang/snappy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/cuckoohash"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
 )
 
 var updateDyn = flag.Bool("update-filter", false, "rewrite the Filter encoding golden files and fuzz seed corpus in testdata/")
@@ -21,13 +23,13 @@ var updateDyn = flag.Bool("update-filter", false, "rewrite the Filter encoding g
 // sameFilter compares two filters field by field.
 func sameFilter(a, b *Filter) error {
 	switch {
-	case a.t.m != b.t.m || a.t.f != b.t.f || a.t.semi != b.t.semi || a.fbits != b.fbits || a.half != b.half:
-		return fmt.Errorf("shape %d/%d/%v/%d vs %d/%d/%v/%d", a.t.m, a.t.f, a.t.semi, a.fbits, b.t.m, b.t.f, b.t.semi, b.fbits)
+	case a.t.M != b.t.M || a.t.F != b.t.F || a.t.Semi != b.t.Semi || a.fbits != b.fbits || a.half != b.half:
+		return fmt.Errorf("shape %d/%d/%v/%d vs %d/%d/%v/%d", a.t.M, a.t.F, a.t.Semi, a.fbits, b.t.M, b.t.F, b.t.Semi, b.fbits)
 	case a.seed != b.seed || a.maxKicks != b.maxKicks || a.rng != b.rng:
 		return fmt.Errorf("seed/kicks/rng %d/%d/%d vs %d/%d/%d", a.seed, a.maxKicks, a.rng, b.seed, b.maxKicks, b.rng)
 	case a.count != b.count || a.nstash != b.nstash || a.stash != b.stash:
 		return fmt.Errorf("count/stash %d/%v vs %d/%v", a.count, a.stash, b.count, b.stash)
-	case !bytes.Equal(a.t.data, b.t.data):
+	case !bytes.Equal(a.t.Data, b.t.Data):
 		return errors.New("tables differ")
 	}
 	return nil
@@ -38,7 +40,7 @@ func sameFilter(a, b *Filter) error {
 // are the same filter: same fields, same answers, and the same bytes after
 // the same further operations.
 func TestMarshalRoundTrip(t *testing.T) {
-	seed := dynSeed(t)
+	seed := testkit.Seed(t)
 	buf := make([]byte, 16)
 	for ci, c := range dynConfigs {
 		c.Seed = seed + uint64(ci)
@@ -46,7 +48,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 			f, _ := New(1000, c)
 			n := uint64(0)
 			for ; f.LoadFactor() < fill; n++ {
-				if f.Insert(dynKey(buf, seed, n)) != nil {
+				if f.Insert(testkit.Key(buf, seed, n)) != nil {
 					break
 				}
 			}
@@ -70,20 +72,20 @@ func TestMarshalRoundTrip(t *testing.T) {
 				t.Fatalf("config %+v, want %+v", g.Config(), f.Config())
 			}
 			for i := range n + 2000 {
-				k := dynKey(buf, seed, i)
+				k := testkit.Key(buf, seed, i)
 				if f.Contains(k) != g.Contains(k) {
 					t.Fatalf("%s fill %v: answers differ for key %d", cfgName(c), fill, i)
 				}
 			}
 			for i := range uint64(300) {
-				k := dynKey(buf, seed+1, i)
+				k := testkit.Key(buf, seed+1, i)
 				e1, e2 := f.Insert(k), g.Insert(k)
 				if e1 != e2 {
 					t.Fatalf("insert after round trip: %v vs %v", e1, e2)
 				}
 				if i%3 == 0 {
-					f.Delete(dynKey(buf, seed, i))
-					g.Delete(dynKey(buf, seed, i))
+					f.Delete(testkit.Key(buf, seed, i))
+					g.Delete(testkit.Key(buf, seed, i))
 				}
 			}
 			if err := sameFilter(f, &g); err != nil {
@@ -98,7 +100,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 // semi-sorted (the table is not compressible and is stored raw), and one at
 // 0.5% load in at most a tenth of that.
 func TestMarshalSize(t *testing.T) {
-	seed := dynSeed(t)
+	seed := testkit.Seed(t)
 	n := 1000000
 	if testing.Short() {
 		n = 100000
@@ -109,7 +111,7 @@ func TestMarshalSize(t *testing.T) {
 		f, _ := New(n, c)
 		sparse := 0
 		for i := range uint64(n) {
-			if err := f.Insert(dynKey(buf, seed, i)); err != nil {
+			if err := f.Insert(testkit.Key(buf, seed, i)); err != nil {
 				t.Fatal(err)
 			}
 			if sparse == 0 && f.LoadFactor() >= 0.005 {
@@ -192,8 +194,8 @@ func TestUnmarshalCorrupt(t *testing.T) {
 	sh, sp := encodingParts(t, sparse)
 	m := f.Buckets()
 	tbl := func(semi bool, fb int) []byte { // an empty raw table for m buckets
-		n, _ := tableBytes(m, uint(fb), semi)
-		return make([]byte, n-padBytes)
+		n, _ := cuckoohash.TableBytes(m, uint(fb), semi)
+		return make([]byte, n-cuckoohash.PadBytes)
 	}
 	set := func(b []byte, i int, v byte) []byte { b = append([]byte(nil), b...); b[i] = v; return b }
 
@@ -228,7 +230,7 @@ func TestUnmarshalCorrupt(t *testing.T) {
 		{"stash fingerprint 0", assemble(hdrOf(flagRaw, 10, 1, 1, m, 0, 500, 1, 0, 0), tbl(false, 10))},
 		{"stash fingerprint 2^10", assemble(hdrOf(flagRaw, 10, 1, 1, m, 0, 500, 1, 0, 1<<10), tbl(false, 10))},
 		{"stash entry names the higher bucket of its pair", func() []byte {
-			g := Filter{t: table{m: m}, half: m / 2}
+			g := Filter{t: cuckoohash.Table{M: m}, half: m / 2}
 			return assemble(hdrOf(flagRaw, 10, 1, 1, m, 0, 500, 1, g.alt(0, 7), 7), tbl(false, 10))
 		}()},
 		{"stash entry missing", assemble(hdrOf(flagRaw, 10, 1, 1, m, 0, 500, 1), nil)},
@@ -287,7 +289,7 @@ func TestUnmarshalTruncatedAndFlipped(t *testing.T) {
 		f, _ := New(300, c)
 		fillUntilFull(t, f, 5)
 		for i := range 40 {
-			f.Delete(dynKey(make([]byte, 16), 5, uint64(i)))
+			f.Delete(testkit.Key(make([]byte, 16), 5, uint64(i)))
 		}
 		data, _ := f.MarshalBinary()
 		var g Filter

@@ -1,4 +1,4 @@
-package cuckoo
+package static
 
 import (
 	"encoding/binary"
@@ -6,11 +6,13 @@ import (
 	"math/bits"
 	"slices"
 	"unsafe"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/cuckoohash"
 )
 
-// StaticParams are the parameters of a static filter: everything, besides
+// Params are the parameters of a static filter: everything, besides
 // the packed table, that a reader needs to answer lookups.
-type StaticParams struct {
+type Params struct {
 	FingerprintBits int
 	SemiSort        bool
 	Buckets         uint64
@@ -41,8 +43,8 @@ type Builder struct {
 // back to the keys' hashes. 16 bytes a bucket for f <= 16, 24 beyond; with
 // the walks' label byte, 4.4 to 4.7 bytes a key for f <= 16.
 type slotSet[F uint16 | uint32] struct {
-	fp  [slots]F
-	alt [slots]int16
+	fp  [cuckoohash.Slots]F
+	alt [cuckoohash.Slots]int16
 }
 
 // offset encodes bucket a, the other bucket of an entry in bucket i, in 16
@@ -92,19 +94,21 @@ const maxStaticBuckets = 1 << 32
 //
 // Build panics if f is outside [MinFingerprintBits, MaxFingerprintBits] or if
 // keys holds 2^32-1 hashes or more.
-func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, buckets func(n int) uint64) ([]byte, StaticParams) {
-	if !validWidth(f) {
-		panic("cuckoo: fingerprint width out of range")
+func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, buckets func(n int) uint64) ([]byte, Params) {
+	if !cuckoohash.ValidWidth(f) {
+		panic("static: fingerprint width out of range")
 	}
 	n := keys.Len()
 	if uint64(n) >= math.MaxUint32 {
-		panic("cuckoo: too many keys for one static filter")
+		panic("static: too many keys for one static filter")
 	}
-	p := StaticParams{FingerprintBits: f, SemiSort: semi}
+	p := Params{FingerprintBits: f, SemiSort: semi}
 	if n == 0 {
 		return dst, p
 	}
-	size := func(n int) uint64 { return min(max(buckets(n), (uint64(n)+slots-1)/slots, 1), maxStaticBuckets) }
+	size := func(n int) uint64 {
+		return min(max(buckets(n), (uint64(n)+cuckoohash.Slots-1)/cuckoohash.Slots, 1), maxStaticBuckets)
+	}
 	m := size(n)
 	resized := false
 	for attempt, reseeds := uint64(0), 0; ; attempt++ {
@@ -183,12 +187,12 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 	for k0 := 0; k0 < n; k0 += batch {
 		nb, nl := min(batch, n-k0), 0
 		for j := 0; j < nb; j++ {
-			x := mix(keys.At(k0+j), seed)
-			y := remix(x)
-			i1 := reduce(x, m)
+			x := cuckoohash.Mix(keys.At(k0+j), seed)
+			y := cuckoohash.Remix(x)
+			i1 := cuckoohash.Reduce(x, m)
 			i2 := second(i1, y, m)
 			ii[j] = [2]uint32{uint32(i1), uint32(i2)}
-			fps[j] = F(fingerprint(y, f))
+			fps[j] = F(cuckoohash.Fingerprint(y, f))
 			if !hasPrefetch {
 				touch += bs[i1].fp[3] + bs[i2].fp[3]
 			}
@@ -226,12 +230,12 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 			if c2 < c1 {
 				s, c, o = b2, c2, o2
 			}
-			if c == slots {
+			if c == cuckoohash.Slots {
 				lost[nl] = uint8(j)
 				nl++
 				continue
 			}
-			s.fp[c&(slots-1)], s.alt[c&(slots-1)] = fp, o
+			s.fp[c&(cuckoohash.Slots-1)], s.alt[c&(cuckoohash.Slots-1)] = fp, o
 			placed++
 		}
 		for _, j := range lost[:nl] {
@@ -249,7 +253,7 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 		}
 		b.labels = b.labels[:m]
 		for i := range bs {
-			b.labels[i] = uint8(used(bs[i].fp[slots-1]))
+			b.labels[i] = uint8(used(bs[i].fp[cuckoohash.Slots-1]))
 		}
 	}
 	// Evictions for the keys the greedy pass could not place. A walk that
@@ -353,7 +357,7 @@ var greedyLeft = [...]struct{ load, share float64 }{
 // leaves homeless when it places n entries in m buckets: greedyLeft's bound,
 // n/13 above its loads, and 64 more for the chance in small tables.
 func greedyRoom(n int, m uint64) int {
-	load := float64(n) / float64(slots*m)
+	load := float64(n) / float64(cuckoohash.Slots*m)
 	share := 1.0 / 13
 	for _, e := range greedyLeft {
 		if load <= e.load {
@@ -386,14 +390,14 @@ const lanes16 = 0x0001_0001_0001_0001
 // fingerprints are never 0, so the count is one past the highest nonzero
 // lane.
 func fill16(s *slotSet[uint16]) int {
-	return (bits.Len64(slotWord(&s.fp)) + 15) >> 4
+	return (bits.Len64(cuckoohash.SlotWord(&s.fp)) + 15) >> 4
 }
 
 // holds16 is nonzero if and only if clash is zero, for 16-bit fingerprints:
 // it compares the four slots at once, and a lane of x is zero where both
 // the fingerprint and the offset match.
 func holds16(s *slotSet[uint16], fp uint16, alt int16) uint64 {
-	x := (slotWord(&s.fp) ^ uint64(fp)*lanes16) | (slotWord((*[slots]uint16)(unsafe.Pointer(&s.alt))) ^ uint64(uint16(alt))*lanes16)
+	x := (cuckoohash.SlotWord(&s.fp) ^ uint64(fp)*lanes16) | (cuckoohash.SlotWord((*[cuckoohash.Slots]uint16)(unsafe.Pointer(&s.alt))) ^ uint64(uint16(alt))*lanes16)
 	return (x - lanes16) &^ x & (lanes16 << 15)
 }
 
@@ -508,13 +512,13 @@ func (w *walker[F]) step(b *Builder, bs []slotSet[F], m uint64) int {
 		switch {
 		case min(clash(s1, w.fp, o1), clash(s2, w.fp, o2)) == 0:
 			return walkDup
-		case c1 < slots:
+		case c1 < cuckoohash.Slots:
 			s1.fp[c1], s1.alt[c1] = w.fp, o1
-			L[bi] = max(L[bi], uint8(c1+1)/slots)
+			L[bi] = max(L[bi], uint8(c1+1)/cuckoohash.Slots)
 			return walkPlaced
-		case c2 < slots:
+		case c2 < cuckoohash.Slots:
 			s2.fp[c2], s2.alt[c2] = w.fp, o2
-			L[oth] = max(L[oth], uint8(c2+1)/slots)
+			L[oth] = max(L[oth], uint8(c2+1)/cuckoohash.Slots)
 			return walkPlaced
 		}
 		if L[oth] < L[bi] || L[oth] == L[bi] && b.next()&1 == 0 {
@@ -522,9 +526,9 @@ func (w *walker[F]) step(b *Builder, bs []slotSet[F], m uint64) int {
 		}
 	} else {
 		t := &bs[bi]
-		if c := fill(t); c < slots {
+		if c := fill(t); c < cuckoohash.Slots {
 			t.fp[c], t.alt[c] = w.fp, offset(bi, oth, m)
-			L[bi] = max(L[bi], uint8(c+1)/slots)
+			L[bi] = max(L[bi], uint8(c+1)/cuckoohash.Slots)
 			return walkPlaced
 		}
 		if w.kicks == walkKicks {
@@ -537,15 +541,15 @@ func (w *walker[F]) step(b *Builder, bs []slotSet[F], m uint64) int {
 	s := &bs[bi]
 	r := uint(b.next())
 	best := uint(math.MaxUint)
-	for j := range uint(slots) {
+	for j := range uint(cuckoohash.Slots) {
 		a := other(bi, s.alt[j], m)
-		k := uint(L[a])<<4 | (j-r)&(slots-1)<<2 | j
+		k := uint(L[a])<<4 | (j-r)&(cuckoohash.Slots-1)<<2 | j
 		if a == bi {
 			k |= 1 << 12
 		}
 		best = min(best, k)
 	}
-	j := best & (slots - 1)
+	j := best & (cuckoohash.Slots - 1)
 	a := other(bi, s.alt[j], m)
 	L[bi] = uint8(min(uint(L[a])+1, math.MaxUint8))
 	fp := s.fp[j]
@@ -559,12 +563,12 @@ func (w *walker[F]) step(b *Builder, bs []slotSet[F], m uint64) int {
 }
 
 // encode appends the packed table of the placed keys to dst.
-func (b *Builder) encode(dst []byte, keys *HashList, p StaticParams) []byte {
+func (b *Builder) encode(dst []byte, keys *HashList, p Params) []byte {
 	f := uint(p.FingerprintBits)
-	size, _ := tableBytes(p.Buckets, f, p.SemiSort)
+	size, _ := cuckoohash.TableBytes(p.Buckets, f, p.SemiSort)
 	start := len(dst)
 	dst = grow(dst, size)
-	t, err := tableOn(dst[start:], p.Buckets, f, p.SemiSort)
+	t, err := cuckoohash.TableOn(dst[start:], p.Buckets, f, p.SemiSort)
 	if err != nil {
 		panic(err) // unreachable: Build validated f and sized the table
 	}
@@ -576,35 +580,35 @@ func (b *Builder) encode(dst []byte, keys *HashList, p StaticParams) []byte {
 	return dst
 }
 
-func encodeSlots[F uint16 | uint32](t *table, bs []slotSet[F], semi bool) {
-	if t.fast {
+func encodeSlots[F uint16 | uint32](t *cuckoohash.Table, bs []slotSet[F], semi bool) {
+	if t.Fast {
 		// Buckets of at most 64 bits go in with one OR each into the zeroed
 		// table, in order.
-		f, bb := t.f, uint64(t.bucketBits)
+		f, bb := t.F, uint64(t.BucketBits)
 		for i := range bs {
 			s := &bs[i]
 			if s.fp[0] == 0 && !semi {
 				continue
 			}
-			fps := [slots]uint32{uint32(s.fp[0]), uint32(s.fp[1]), uint32(s.fp[2]), uint32(s.fp[3])}
+			fps := [cuckoohash.Slots]uint32{uint32(s.fp[0]), uint32(s.fp[1]), uint32(s.fp[2]), uint32(s.fp[3])}
 			var w uint64
 			if semi {
-				w = semiWord(fps, f)
+				w = cuckoohash.SemiWord(fps, f)
 			} else {
-				w = plainWord(fps, f)
+				w = cuckoohash.PlainWord(fps, f)
 			}
 			pos := uint64(i) * bb
 			off := pos >> 3
-			v := binary.LittleEndian.Uint64(t.data[off:]) | w<<(pos&7)
-			binary.LittleEndian.PutUint64(t.data[off:], v)
+			v := binary.LittleEndian.Uint64(t.Data[off:]) | w<<(pos&7)
+			binary.LittleEndian.PutUint64(t.Data[off:], v)
 		}
 		return
 	}
 	for i := range bs {
 		s := &bs[i]
-		fps := [slots]uint32{uint32(s.fp[0]), uint32(s.fp[1]), uint32(s.fp[2]), uint32(s.fp[3])}
-		if fps != [slots]uint32{} || semi {
-			t.setBucket(uint64(i), fps)
+		fps := [cuckoohash.Slots]uint32{uint32(s.fp[0]), uint32(s.fp[1]), uint32(s.fp[2]), uint32(s.fp[3])}
+		if fps != [cuckoohash.Slots]uint32{} || semi {
+			t.SetBucket(uint64(i), fps)
 		}
 	}
 }
@@ -620,5 +624,3 @@ func grow(b []byte, n int) []byte {
 	copy(nb, b)
 	return nb
 }
-
-func rot32(y uint64) uint64 { return y<<32 | y>>32 }

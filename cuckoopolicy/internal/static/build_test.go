@@ -1,4 +1,4 @@
-package cuckoo
+package static
 
 import (
 	"bytes"
@@ -7,6 +7,9 @@ import (
 	"slices"
 	"testing"
 	"unsafe"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/cuckoohash"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
 )
 
 func fixed(m uint64) func(int) uint64 { return func(int) uint64 { return m } }
@@ -14,8 +17,7 @@ func fixed(m uint64) func(int) uint64 { return func(int) uint64 { return m } }
 // TestBuildNeverFails asks for tables too small to hold the keys, for tiny
 // key counts and pathological duplicates, and checks every key is found.
 func TestBuildNeverFails(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
+	seed := testkit.Seed(t)
 	r := rand.New(rand.NewPCG(seed, 4))
 	var b Builder
 	for _, tc := range []struct {
@@ -40,12 +42,8 @@ func TestBuildNeverFails(t *testing.T) {
 		if int(p.Keys) > tc.distinct || int(p.Keys)+3 < tc.distinct {
 			t.Errorf("n=%d distinct=%d: placed %d", tc.n, tc.distinct, p.Keys)
 		}
-		s, err := NewStatic(data, p)
-		if err != nil {
-			t.Fatal(err)
-		}
 		for i := range tc.n {
-			if !s.Contains(l.At(i)) {
+			if !Lookup(data, p.Buckets, p.Seed, uint(p.FingerprintBits), p.SemiSort, l.At(i)) {
 				t.Fatalf("n=%d m=%d: key %d lost", tc.n, tc.m, i)
 			}
 		}
@@ -57,8 +55,7 @@ func TestBuildNeverFails(t *testing.T) {
 // growing the table, at sizes from a few thousand keys up to millions, where
 // the last homeless entries take a dozen rounds of walks.
 func TestBuildLoadThreshold(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
+	seed := testkit.Seed(t)
 	r := rand.New(rand.NewPCG(seed, 5))
 	cases := []struct{ n, f int }{{400000, 8}, {400000, 13}, {400000, 16}, {4000000, 13}}
 	if testing.Short() {
@@ -147,7 +144,7 @@ func TestSlotWords(t *testing.T) {
 	}
 	for range 200000 {
 		var s slotSet[uint16]
-		n := r.IntN(slots + 1)
+		n := r.IntN(cuckoohash.Slots + 1)
 		for j := range n {
 			s.fp[j], s.alt[j] = pick()
 		}
@@ -155,7 +152,7 @@ func TestSlotWords(t *testing.T) {
 			t.Fatalf("fill16(%v) = %d, fill = %d", s, got, want)
 		}
 		fp, alt := pick()
-		switch j := r.IntN(slots + 1); {
+		switch j := r.IntN(cuckoohash.Slots + 1); {
 		case j < n && r.IntN(3) == 0:
 			fp, alt = s.fp[j], s.alt[j]
 		case j < n && r.IntN(2) == 0:
@@ -197,7 +194,7 @@ func TestWalkKeepsEntries(t *testing.T) {
 			for i := range bs {
 				for j, fp := range bs[i].fp {
 					if fp == 0 {
-						if j < slots-1 && bs[i].fp[j+1] != 0 {
+						if j < cuckoohash.Slots-1 && bs[i].fp[j+1] != 0 {
 							t.Fatalf("m=%d %s: bucket %d has a hole: %v", m, step, i, bs[i])
 						}
 						continue
@@ -263,8 +260,7 @@ func TestWalkKeepsEntries(t *testing.T) {
 // placed once: the count must equal the distinct (fingerprint, buckets)
 // entries the keys make, computed here from the build's parameters.
 func TestBuildDuplicatesInWalks(t *testing.T) {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
+	seed := testkit.Seed(t)
 	r := rand.New(rand.NewPCG(seed, 10))
 	var b Builder
 	for rep := range 20 {
@@ -291,7 +287,7 @@ func TestBuildDuplicatesInWalks(t *testing.T) {
 		}
 		want := map[entry]bool{}
 		for _, v := range vals {
-			i1, i2, fp := staticAddr(v, p.Seed, p.Buckets, uint(f))
+			i1, i2, fp := addr(v, p.Seed, p.Buckets, uint(f))
 			want[entry{fp, min(i1, i2), max(i1, i2)}] = true
 		}
 		if int(p.Keys) != len(want) {

@@ -1,4 +1,4 @@
-package cuckoo
+package cuckoohash
 
 import "math/bits"
 
@@ -8,13 +8,13 @@ import "math/bits"
 // bucket of four f-bit fingerprints takes 4f-4 bits. The high f-4 bits of each
 // fingerprint follow in the sorted order.
 
-const numCodes = 3876
+const NumCodes = 3876
 
-// decodeTable[c] holds the four sorted nibbles of code c, slot j in bits
+// DecodeTable[c] holds the four sorted nibbles of code c, slot j in bits
 // 4j..4j+3. Nibble tuples are numbered in lexicographic order. It has 4096
 // entries so that any 12-bit value indexes it without a bounds check; codes
 // past 3875 appear only in corrupt blocks and decode as four zero nibbles.
-var decodeTable [1 << 12]uint16
+var DecodeTable [1 << 12]uint16
 
 // encodeTable maps four sorted nibbles packed as in decodeTable to their code.
 // Entries for unsorted tuples are unused.
@@ -27,28 +27,28 @@ func init() {
 			for d := b; d < 16; d++ {
 				for e := d; e < 16; e++ {
 					v := uint16(a | b<<4 | d<<8 | e<<12)
-					decodeTable[c] = v
+					DecodeTable[c] = v
 					encodeTable[v] = uint16(c)
 					c++
 				}
 			}
 		}
 	}
-	if c != numCodes {
-		panic("cuckoo: semi-sort table has the wrong size")
+	if c != NumCodes {
+		panic("cuckoohash: semi-sort table has the wrong size")
 	}
-	for c := 0; c < numCodes; c++ {
-		for j := 0; j < slots; j++ {
-			n := decodeTable[c] >> (4 * j) & 15
-			nibbleSlots[c] |= 1 << (4*uint(n) + uint(j))
+	for c := 0; c < NumCodes; c++ {
+		for j := 0; j < Slots; j++ {
+			n := DecodeTable[c] >> (4 * j) & 15
+			NibbleSlots[c] |= 1 << (4*uint(n) + uint(j))
 		}
 	}
 }
 
-// nibbleKey is a fingerprint's sort key in a semi-sorted bucket: rotated so
+// NibbleKey is a fingerprint's sort key in a semi-sorted bucket: rotated so
 // that its low nibble leads, then its high bits. 0 (an empty slot) sorts
 // first.
-func nibbleKey(fp uint32) uint32 { return bits.RotateLeft32(fp, -4) }
+func NibbleKey(fp uint32) uint32 { return bits.RotateLeft32(fp, -4) }
 
 // byNibble returns a bucket's fingerprints as nibbleKeys in ascending order:
 // sorted by nibble (ties by the high bits). The
@@ -56,7 +56,7 @@ func nibbleKey(fp uint32) uint32 { return bits.RotateLeft32(fp, -4) }
 // fingerprints is random, and a branch on it would be mispredicted half the
 // time.
 func byNibble(a, b, c, d uint32) (uint32, uint32, uint32, uint32) {
-	a, b, c, d = nibbleKey(a), nibbleKey(b), nibbleKey(c), nibbleKey(d)
+	a, b, c, d = NibbleKey(a), NibbleKey(b), NibbleKey(c), NibbleKey(d)
 	a, b = order(a, b)
 	c, d = order(c, d)
 	a, c = order(a, c)
@@ -80,72 +80,16 @@ func sort4(s *[4]uint32) {
 	*s = [4]uint32{bits.RotateLeft32(a, 4), bits.RotateLeft32(b, 4), bits.RotateLeft32(c, 4), bits.RotateLeft32(d, 4)}
 }
 
-// semiEncode packs four fingerprints of f bits (4 <= f <= 32) into a 12-bit
-// code and four (f-4)-bit remainders, returned as lo (the first 64 bits) and
-// hi (the rest, nonzero only when 4f-4 > 64).
-func semiEncode(s [4]uint32, f uint) (lo, hi uint64) {
-	sort4(&s)
-	nibs := uint16(s[0]&15) | uint16(s[1]&15)<<4 | uint16(s[2]&15)<<8 | uint16(s[3]&15)<<12
-	lo = uint64(encodeTable[nibs])
-	r := f - 4
-	pos := uint(12)
-	for j := 0; j < 4; j++ {
-		v := uint64(s[j] >> 4)
-		lo, hi = orBits(lo, hi, pos, v)
-		pos += r
-	}
-	return lo, hi
-}
-
-// semiWord is semiEncode for a bucket of at most 64 bits (f <= 17), the
-// table builder's case, with no branch: the bucket is assembled from the
-// rotated fingerprints byNibble sorts.
-func semiWord(s [4]uint32, f uint) uint64 {
+// SemiWord returns the semi-sorted bucket holding the fingerprints s, for
+// buckets of at most 64 bits (f <= 17): the 12-bit code of the sorted low
+// nibbles, then the four (f-4)-bit remainders in that order. It has no
+// branch: the bucket is assembled from the rotated fingerprints byNibble
+// sorts.
+func SemiWord(s [4]uint32, f uint) uint64 {
 	a, b, c, d := byNibble(s[0], s[1], s[2], s[3])
 	nibs := uint16(a>>28) | uint16(b>>28)<<4 | uint16(c>>28)<<8 | uint16(d>>28)<<12
 	const high = 1<<28 - 1 // the f-4 high bits of a fingerprint, f <= 32
 	r := (f - 4) & 63
 	return uint64(encodeTable[nibs]) | uint64(a&high)<<12 | uint64(b&high)<<((12+r)&63) |
 		uint64(c&high)<<((12+2*r)&63) | uint64(d&high)<<((12+3*r)&63)
-}
-
-// semiDecode is the inverse of semiEncode.
-func semiDecode(lo, hi uint64, f uint) (s [4]uint32) {
-	nibs := decodeTable[lo&0xfff]
-	r := f - 4
-	pos := uint(12)
-	for j := 0; j < 4; j++ {
-		v := getBits(lo, hi, pos, r)
-		s[j] = uint32(v)<<4 | uint32(nibs>>(4*j)&15)
-		pos += r
-	}
-	return s
-}
-
-// orBits ORs the low n bits of v at bit position pos of the 128-bit value
-// (lo, hi).
-func orBits(lo, hi uint64, pos uint, v uint64) (uint64, uint64) {
-	if pos < 64 {
-		lo |= v << pos
-		if pos > 0 {
-			hi |= v >> (64 - pos)
-		}
-	} else {
-		hi |= v << (pos - 64)
-	}
-	return lo, hi
-}
-
-// getBits reads n <= 32 bits at position pos of the 128-bit value (lo, hi).
-func getBits(lo, hi uint64, pos, n uint) uint64 {
-	var v uint64
-	if pos < 64 {
-		v = lo >> pos
-		if pos > 0 {
-			v |= hi << (64 - pos)
-		}
-	} else {
-		v = hi >> (pos - 64)
-	}
-	return v & (1<<n - 1)
 }

@@ -1,4 +1,4 @@
-package cuckoo
+package static
 
 import "sync"
 
