@@ -96,14 +96,18 @@ func stageBound(m uint64, f int) float64 {
 	return 2 * float64(cuckoohash.Slots*m+stashSize) / (float64(m) * float64(uint64(1)<<f-1))
 }
 
-// grow appends a stage: capacity << k keys, the narrowest fingerprint whose
-// stageBound fits maxFPR/2^(k+1).
+// maxStages bounds a Growing's stages: the first stage's capacity doubles
+// with each, and stays an int.
+const maxStages = 62
+
+// grow appends stage k: stageCapacity(k) keys, the narrowest fingerprint
+// whose stageBound fits maxFPR/2^(k+1).
 func (g *Growing) grow() error {
 	k := len(g.stages)
-	if k >= 62 || g.capacity > math.MaxInt>>k {
+	capacity, ok := g.stageCapacity(k)
+	if !ok {
 		return fmt.Errorf("%w: growing filter cannot add stage %d", ErrFull, k)
 	}
-	capacity := g.capacity << k
 	budget := math.Ldexp(g.maxFPR, -(k + 1))
 	for fb := MinFingerprintBits; fb <= MaxFingerprintBits; fb++ {
 		m, ok := bucketsFor(capacity, fb, g.cfg.MaxKicks)
@@ -126,13 +130,31 @@ func (g *Growing) grow() error {
 		ErrFull, k, MaxFingerprintBits, g.maxFPR)
 }
 
+// stageCapacity returns the number of keys stage k is sized for: the first
+// stage's capacity doubled k times, but at most twice the slots of stage k-1.
+// In a chain NewGrowing made the cap never binds (each stage has more slots
+// than keys it was sized for); in one UnmarshalBinary made, it keeps a new
+// stage within a small multiple of the last one, whose table the encoding
+// paid for, whatever capacity it records.
+func (g *Growing) stageCapacity(k int) (int, bool) {
+	if k >= maxStages || g.capacity > math.MaxInt>>k {
+		return 0, false
+	}
+	capacity := g.capacity << k
+	if k > 0 {
+		capacity = int(min(uint64(capacity), 2*cuckoohash.Slots*g.stages[k-1].f.t.M))
+	}
+	return capacity, true
+}
+
 // Insert adds one copy of key, adding a stage when the newest is full. It
 // returns an error wrapping ErrFull only when no stage can be added: the
 // 63rd, a stage beyond MaxBuckets or the 64 TiB table limit, or one that
 // would need fingerprints wider than 32 bits (after 28 - log2(1/maxFPR)
-// stages, rounded up: 9 at maxFPR = 1e-6, 8 at 2^-20). A stage that is
-// within those limits but larger than the memory the machine has fails as
-// any Go allocation does: the runtime ends the process.
+// stages, rounded up: 9 at maxFPR = 1e-6, 8 at 2^-20); the filter is then
+// unchanged, and a later key whose buckets have room still goes in. A stage
+// that is within those limits but larger than the memory the machine has
+// fails as any Go allocation does: the runtime ends the process.
 func (g *Growing) Insert(key []byte) error { return g.InsertHash(Hash(key)) }
 
 // InsertHash is Insert for a key whose Hash is h.
@@ -160,18 +182,18 @@ func (g *Growing) InsertHash(h uint64) error {
 		g.count++
 		return nil
 	}
-	last := &g.stages[len(g.stages)-1]
-	if !last.full {
-		if last.f.InsertHash(h) == nil {
-			g.count++
-			return nil
-		}
-		last.full = true
+	n := len(g.stages)
+	if !g.stages[n-1].full && g.stages[n-1].f.InsertHash(h) == nil {
+		g.count++
+		return nil
 	}
+	// The newest stage is marked full only once a stage is added after it:
+	// an insert that fails changes nothing.
 	if err := g.grow(); err != nil {
 		return err
 	}
-	if err := g.stages[len(g.stages)-1].f.InsertHash(h); err != nil {
+	g.stages[n-1].full = true
+	if err := g.stages[n].f.InsertHash(h); err != nil {
 		return err // unreachable: the stage is empty
 	}
 	g.count++

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/cuckoohash"
 )
 
 // The encoding of a Growing: see Encodings in the package doc.
@@ -137,7 +138,7 @@ func decodeGrowing(data []byte) (Growing, error) {
 	if !(maxFPR > 0 && maxFPR <= 0.5) {
 		return g, corrupt("false-positive bound %v", maxFPR)
 	}
-	if capacity < 1 || capacity > math.MaxInt || kicks < 1 || kicks > MaxKicksLimit || k > 62 || count > math.MaxInt {
+	if capacity < 1 || capacity > math.MaxInt || kicks < 1 || kicks > MaxKicksLimit || k > maxStages || count > math.MaxInt {
 		return g, corrupt("bad parameters: capacity %d, max kicks %d, %d stages, count %d", capacity, kicks, k, count)
 	}
 	g = Growing{
@@ -171,6 +172,12 @@ func decodeGrowing(data []byte) (Growing, error) {
 		if b, budget := stageBound(f.t.M, int(f.fbits)), math.Ldexp(maxFPR, -(i+1)); b > budget {
 			return Growing{}, corrupt("stage %d: %d buckets of %d-bit fingerprints bound the false-positive rate by %.3g, above its share %.3g",
 				i, f.t.M, f.fbits, b, budget)
+		}
+		if i == 0 && capacity > cuckoohash.Slots*f.t.M {
+			// NewGrowing sizes the first stage for capacity keys; a larger
+			// capacity would size the stages added later from nothing the
+			// encoding holds.
+			return Growing{}, corrupt("capacity %d, but the first stage has %d slots", capacity, cuckoohash.Slots*f.t.M)
 		}
 		held += uint64(f.count)
 		g.stages = append(g.stages, growStage{f: &f, full: full[0] == 1})

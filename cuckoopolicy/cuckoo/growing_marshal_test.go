@@ -312,6 +312,7 @@ func TestGrowingUnmarshalCorrupt(t *testing.T) {
 		"bound changed":      func(p *growParts) { p.maxFPR = math.Float64bits(0.01) },
 		"capacity zero":      func(p *growParts) { p.capacity = 0 },
 		"capacity huge":      func(p *growParts) { p.capacity = math.MaxUint64 },
+		"capacity 2^36":      func(p *growParts) { p.capacity = 1 << 36 },
 		"kicks zero":         func(p *growParts) { p.kicks = 0 },
 		"kicks changed":      func(p *growParts) { p.kicks = 499 },
 		"kicks above limit":  func(p *growParts) { p.kicks = MaxKicksLimit + 1 },
@@ -537,6 +538,82 @@ func FuzzUnmarshalGrowing(f *testing.F) {
 				continue
 			}
 			checkWorks(t, &g, 30) // ErrFull: no stage can be added, the chain is at a limit
+			growOnce(t, &g, in)
 		}
 	})
+}
+
+// growOnce inserts new keys into a decoded Growing until it adds a stage
+// (or no stage can be added), and fails if that allocates more than a
+// bound proportional to the last stage's table: a decoded chain must size
+// the stages it adds from what its encoding holds.
+func growOnce(t *testing.T, g *Growing, data []byte) {
+	t.Helper()
+	last := g.stages[len(g.stages)-1].f
+	limit := 2*(cuckoohash.Slots*int(last.t.M)+stashSize) + 64
+	bound := 256*uint64(len(last.t.Data)) + 4<<20 // besides the table: the walk's undo list
+	stages := g.Stages()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range limit {
+		err := g.InsertHash(Hash(binary.LittleEndian.AppendUint64([]byte("grow"), uint64(i))))
+		if err != nil {
+			if !errors.Is(err, ErrFull) {
+				t.Fatalf("InsertHash: %v", err)
+			}
+			break
+		}
+		if g.Stages() > stages {
+			break
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > bound {
+		t.Fatalf("growing a decoded chain of %d stages (%d bytes encoded) allocated %d bytes, bound %d",
+			stages, len(data), n, bound)
+	}
+}
+
+// TestGrowingUnmarshalTinyStages decodes a chain of many two-bucket stages,
+// each as wide as its share of the bound asks and valid on its own, and
+// grows it: the new stage is sized from the last one, not from the first
+// stage's capacity doubled once per stage (2^23 keys here).
+func TestGrowingUnmarshalTinyStages(t *testing.T) {
+	const k, capacity, seed = 20, 8, 3
+	out := make([]byte, 16)
+	copy(out, growMagic)
+	out[4] = growVersion
+	binary.LittleEndian.PutUint64(out[8:], math.Float64bits(0.5))
+	for _, v := range []uint64{capacity, DefaultMaxKicks, seed, k, 0} {
+		out = binary.AppendUvarint(out, v)
+	}
+	for i := range k {
+		var stage []byte
+		for fb := MinFingerprintBits; ; fb++ {
+			if stageBound(2, fb) <= math.Ldexp(0.5, -(i+1)) {
+				f, err := NewBuckets(2, Config{FingerprintBits: fb, Seed: seed + uint64(i)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				stage, _ = f.MarshalBinary()
+				break
+			}
+		}
+		out = append(out, 0)
+		out = binary.AppendUvarint(out, uint64(len(stage)))
+		out = append(out, stage...)
+	}
+	out = binary.AppendUvarint(out, 0)
+	data := resign(append(out, make([]byte, checksumLen)...))
+	var g Growing
+	if err := g.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	growOnce(t, &g, data)
+	if g.Stages() != k+1 {
+		t.Fatalf("%d stages after growing, want %d", g.Stages(), k+1)
+	}
+	if m := g.stages[k].f.Buckets(); m > 16 {
+		t.Fatalf("stage %d has %d buckets; the last one has 2", k, m)
+	}
 }

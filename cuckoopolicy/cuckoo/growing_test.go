@@ -1,6 +1,7 @@
 package cuckoo
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -303,4 +304,40 @@ func TestGrowingCopiesStayInStage(t *testing.T) {
 	if g.Count() != 0 || len(g.extra) != 0 {
 		t.Fatalf("after deleting everything: Count() = %d, %d side-table entries", g.Count(), len(g.extra))
 	}
+}
+
+// TestGrowingFailedInsert: an insert that fails because no stage can be added
+// changes nothing, the encoding included, and later keys that find room in
+// the newest stage still go in.
+func TestGrowingFailedInsert(t *testing.T) {
+	g, err := NewGrowing(500, 1e-8, Config{}) // two stages, then no width is wide enough
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	i := uint64(0)
+	for ; ; i++ {
+		before, _ := g.MarshalBinary()
+		err := g.Insert(testkit.Key(buf, 1, i))
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, ErrFull) {
+			t.Fatalf("insert into a chain at its limit: %v, want ErrFull", err)
+		}
+		if after, _ := g.MarshalBinary(); !bytes.Equal(before, after) {
+			t.Fatal("a failed insert changed the encoding")
+		}
+		break
+	}
+	in := 0
+	for j := range uint64(1000) {
+		if g.Insert(testkit.Key(buf, 2, j)) == nil {
+			in++
+		}
+	}
+	if in == 0 {
+		t.Fatal("after a failed insert, no key of 1000 went in")
+	}
+	t.Logf("ErrFull after %d keys in %d stages; %d of 1000 later keys went in", i, g.Stages(), in)
 }
