@@ -31,7 +31,7 @@ type Builder struct {
 	small   []slotSet[uint16] // f <= 16
 	wide    []slotSet[uint32] // f > 16
 	todo    []stray           // entries for the eviction walks of one round
-	left    []stray           // entries a walk of this round left without a slot
+	left    []stray           // strays the walks of this round leave
 	rng     uint64
 	touched uint64  // keeps the touching loads of place alive (no prefetch)
 	labels  []uint8 // per bucket, a lower bound on its distance to room
@@ -112,17 +112,17 @@ func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, buckets fu
 	m := size(n)
 	resized := false
 	for attempt, reseeds := uint64(0), 0; ; attempt++ {
-		var placed, homeless int
+		var placed, strays int
 		if f <= 16 {
-			placed, homeless = place(b, &b.small, keys, m, attempt, uint(f))
+			placed, strays = place(b, &b.small, keys, m, attempt, uint(f))
 		} else {
-			placed, homeless = place(b, &b.wide, keys, m, attempt, uint(f))
+			placed, strays = place(b, &b.wide, keys, m, attempt, uint(f))
 		}
-		if homeless > 0 {
+		if strays > 0 {
 			// A few entries left over is bad luck in a few crowded
 			// buckets, which another seed at the same size usually avoids;
 			// many mean the table is past its load threshold.
-			if homeless <= nearMiss && reseeds < maxReseeds {
+			if strays <= nearMiss && reseeds < maxReseeds {
 				reseeds++
 			} else {
 				m, reseeds = m+m/256+1, 0
@@ -144,48 +144,63 @@ func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, buckets fu
 
 // place tries to put every hash in a table of m buckets with the given seed.
 // It returns the number of distinct entries placed and, when it gives up, the
-// fewest entries it had left without a slot (0: every hash is in).
+// fewest strays (entries without a slot) a round of walks left; 0 when every
+// hash is in.
 func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, seed uint64, f uint) (int, int) {
-	n := keys.Len()
+	bs := resetTable(b, buf, m, seed)
+	placed := greedy(b, bs, keys, m, seed, f)
+	if len(b.todo) == 0 {
+		return placed, 0
+	}
+	setLabels(b, bs)
+	walked, strays := walkRounds(b, bs, m, keys.Len())
+	return placed + walked, strays
+}
+
+// resetTable readies b for an attempt with seed: an empty table of m buckets
+// in *buf, which it returns, an empty todo list and the walks' random
+// sequence.
+func resetTable[F uint16 | uint32](b *Builder, buf *[]slotSet[F], m, seed uint64) []slotSet[F] {
 	if uint64(cap(*buf)) < m {
-		// Room for three growth steps (of m/256+1 buckets each, compounding),
-		// so that a rebuild does not allocate: at 1M keys a build asked for
-		// load 0.98 (cuckoopolicy's highest) took none, 0.985 two and 0.99
-		// three. Past three, a rebuild allocates anew.
+		// Room for three growth steps (of m/256+1 buckets each,
+		// compounding), so that a rebuild near the highest load
+		// cuckoopolicy asks for does not allocate (see bench/NOTES.md).
 		*buf = make([]slotSet[F], m, m+m/64+4)
 	} else {
 		*buf = (*buf)[:m]
 		clear(*buf)
 	}
-	bs := *buf
-	// The greedy pass lists the entries it cannot place in todo, for the
-	// first round of walks; left, which the walks fill, is the other list.
-	// The larger of the two becomes todo.
+	// The greedy pass lists its strays in todo, for the first round of
+	// walks; left, which the walks fill, is the other list. The larger of
+	// the two becomes todo.
 	if cap(b.left) > cap(b.todo) {
 		b.todo, b.left = b.left, b.todo
 	}
 	b.todo = b.todo[:0]
 	b.rng = seed*0x9e3779b97f4a7c15 + 1
-	placed := 0
-	// The greedy pass works in batches: it computes the addresses of a batch
-	// and prefetches (or, without prefetch, touches) both buckets of each key
-	// before placing any, so that the cache misses of a batch overlap instead
-	// of coming one after another. Batches of 64 keys measured the same as
-	// 16 at 1M keys, where the table fits the L3, and 16% and 10% faster at
-	// 4M and 16M keys, where it does not (medians of six interleaved runs).
-	// The placements do not depend on the batch: keys are placed in order.
-	const batch = 64
+	return *buf
+}
+
+// greedy is the first pass: it puts each key's entry in the emptier of its
+// two buckets, lists in b.todo the strays that find both full, and returns
+// the number of entries placed. It works in batches: it computes the
+// addresses of a batch and prefetches (or, without prefetch, touches) both
+// buckets of each key before placing any, so that the cache misses of a
+// batch overlap instead of coming one after another. The placements do not
+// depend on the batch: keys are placed in order.
+func greedy[F uint16 | uint32](b *Builder, bs []slotSet[F], keys *HashList, m, seed uint64, f uint) int {
+	const batch = 64 // as fast as 16 in the L3, faster beyond it (bench/NOTES.md)
+	n := keys.Len()
 	var ii [batch][2]uint32
 	var fps [batch]F
 	var touch F
-	// The batch's entries left without a slot, listed for the walks after
-	// the batch: appending to b.todo inside the loop below made a whole
-	// build of 1M keys at FilterPolicy(10) 15% slower (49 against 42 ns a
-	// key, on a VM whose L2 is 512 KB).
-	var lost [batch]uint8
+	// The batch's strays, listed for the walks after the batch: appending
+	// to b.todo inside the placing loop made the whole build slower.
+	var strays [batch]uint8
 	room := greedyRoom(n, m)
+	placed := 0
 	for k0 := 0; k0 < n; k0 += batch {
-		nb, nl := min(batch, n-k0), 0
+		nb, ns := min(batch, n-k0), 0
 		for j := 0; j < nb; j++ {
 			x := cuckoohash.Mix(keys.At(k0+j), seed)
 			y := cuckoohash.Remix(x)
@@ -207,10 +222,8 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 			// With 16-bit fingerprints (every FilterPolicy up to 16 bits a
 			// key) a bucket's slots are read as words, four at a time; the
 			// test is a constant in each instantiation. It sits here, not in
-			// fill and clash: with it they no longer inline, and a call per
-			// bucket cost more than the words save (0.60-0.64x bloom's build
-			// throughput against 0.69-0.70x). walk, run for few keys, keeps
-			// the slot-by-slot reads; TestSlotWords holds the two equal.
+			// fill and clash, which then would no longer inline.
+			// TestSlotWords holds the two equal.
 			var c1, c2 int
 			if unsafe.Sizeof(fp) == 2 {
 				s1, s2 := (*slotSet[uint16])(unsafe.Pointer(b1)), (*slotSet[uint16])(unsafe.Pointer(b2))
@@ -231,130 +244,141 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 				s, c, o = b2, c2, o2
 			}
 			if c == cuckoohash.Slots {
-				lost[nl] = uint8(j)
-				nl++
+				strays[ns] = uint8(j)
+				ns++
 				continue
 			}
 			s.fp[c&(cuckoohash.Slots-1)], s.alt[c&(cuckoohash.Slots-1)] = fp, o
 			placed++
 		}
-		for _, j := range lost[:nl] {
-			b.homeless(stray{uint32(fps[j]), ii[j][0], ii[j][1]}, room)
+		for _, j := range strays[:ns] {
+			b.addStray(stray{uint32(fps[j]), ii[j][0], ii[j][1]}, room)
 		}
 	}
 	b.touched += uint64(touch)
-	if len(b.todo) > 0 {
-		// The walks' labels start as lower bounds that the greedy pass
-		// leaves: a full bucket (its last slot used) is at least one
-		// eviction from room. (Setting them as it filled buckets cost it
-		// 8% more time.)
-		if uint64(cap(b.labels)) < m {
-			b.labels = make([]uint8, m, cap(bs))
-		}
-		b.labels = b.labels[:m]
-		for i := range bs {
-			b.labels[i] = uint8(used(bs[i].fp[cuckoohash.Slots-1]))
-		}
+	return placed
+}
+
+// setLabels starts the walks' labels at the lower bounds the greedy pass
+// leaves: a full bucket (its last slot used) is at least one eviction from
+// room. (Setting them as the greedy pass filled buckets made it slower.)
+func setLabels[F uint16 | uint32](b *Builder, bs []slotSet[F]) {
+	m := len(bs)
+	if cap(b.labels) < m {
+		b.labels = make([]uint8, m, cap(bs))
 	}
-	// Evictions for the keys the greedy pass could not place. A walk that
-	// runs out of kicks leaves some entry homeless; it is retried in the next
-	// round, so nothing is dropped before the attempt is given up.
-	// A build that succeeds at load 0.975 uses about 0.3 kicks a key (1M
-	// and 16M keys), at 0.98 about 0.5; one asked for more than the table's
-	// threshold holds fails after a few, and its budget is better spent on
-	// a larger table. With 8 kicks a key in place of 2, builds asked for
-	// loads 0.982, 0.985 and 0.99 (1M keys) took 1.5, 2.1 and 2.9 times as
-	// long, and ended with the same tables.
+	b.labels = b.labels[:m]
+	for i := range bs {
+		b.labels[i] = uint8(used(bs[i].fp[cuckoohash.Slots-1]))
+	}
+}
+
+// walkRounds places the strays in b.todo by eviction walks, for a build of n
+// keys. A walk that runs out of kicks leaves some entry a stray; it is
+// retried in the next round, so nothing is dropped before the attempt is
+// given up. Each round retries what the last left, a third as many or fewer
+// while the table is below its threshold: a build of millions of keys near
+// it needs a dozen rounds, so the attempt is given up only when rounds stop
+// making progress (maxStalls), or when the kicks of all walks together pass
+// about two a key: a table asked for more than its threshold holds fails
+// after a few, and its budget is better spent on a larger table (see
+// bench/NOTES.md). walkRounds returns the number of entries placed and the
+// fewest strays a round left, 0 when none is left.
+func walkRounds[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, n int) (int, int) {
 	budget := 2*n + 4096
-	// Each round retries what the last left homeless, a third as many or
-	// fewer while the table is below its threshold: a build of millions of
-	// keys near it needs a dozen rounds, so the attempt is given up only
-	// when rounds stop making progress (or the budget runs out).
-	best, stalled := math.MaxInt, 0
+	placed, best, stalled := 0, math.MaxInt, 0
 	for len(b.todo) > 0 {
-		homeless := len(b.todo)
-		if homeless < best {
-			best, stalled = homeless, 0
+		if strays := len(b.todo); strays < best {
+			best, stalled = strays, 0
 		} else if stalled++; stalled == maxStalls {
 			return placed, best
 		}
-		todo := b.todo
-		b.left = b.left[:0]
-		// The walks run side by side, a kick of each in turn, so that the
-		// cache misses of different walks overlap (each kick prefetches
-		// the bucket its walk goes to next).
-		var ws [lanes]walker[F]
-		next, live := 0, 0
-		for l := range ws {
-			if next < len(todo) {
-				ws[l] = newWalker[F](bs, todo[next])
-				next++
-				live++
-			} else {
-				ws[l].done = true
-			}
+		p, ok := walkRound(b, bs, m, &budget)
+		placed += p
+		if !ok {
+			return placed, best
 		}
-		for live > 0 {
-			for l := range ws {
-				w := &ws[l]
-				if w.done {
-					continue
-				}
-				res := walkDup
-				if w.kicks > 0 || !held(&ws, l) {
-					res = w.step(b, bs, m)
-				}
-				if res == walkGoing {
-					continue
-				}
-				budget -= w.kicks
-				switch res {
-				case walkPlaced:
-					placed++
-				case walkFailed:
-					b.left = append(b.left, stray{uint32(w.fp), w.bi, w.oth})
-				}
-				if next < len(todo) {
-					*w = newWalker[F](bs, todo[next])
-					next++
-				} else {
-					w.done = true
-					live--
-				}
-			}
-			if budget < 0 {
-				return placed, best
-			}
-		}
-		b.todo, b.left = b.left, todo
 	}
 	return placed, 0
 }
 
-// homeless lists an entry that the greedy pass could not place, for the
-// walks. When the list first fills it is given room for all that the greedy
-// pass is expected to leave (greedyRoom): growing it by append instead
-// allocated several times what it ends with, and took the writer past 16
-// bytes of temporary memory a key for fingerprints of more than 16 bits.
-func (b *Builder) homeless(s stray, room int) {
+// walkRound runs a walk for each stray in b.todo, lanes of them side by
+// side, a kick of each in turn, so that the cache misses of different walks
+// overlap (each kick prefetches the bucket its walk goes to next). The
+// strays the walks leave become the next round's b.todo. walkRound returns
+// the number of entries placed, and false when the kicks ran past budget.
+func walkRound[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, budget *int) (int, bool) {
+	todo := b.todo
+	b.left = b.left[:0]
+	var ws [lanes]walker[F]
+	next, live, placed := 0, 0, 0
+	for l := range ws {
+		if next < len(todo) {
+			ws[l] = newWalker[F](bs, todo[next])
+			next++
+			live++
+		} else {
+			ws[l].done = true
+		}
+	}
+	for live > 0 {
+		for l := range ws {
+			w := &ws[l]
+			if w.done {
+				continue
+			}
+			res := walkDup
+			if w.kicks > 0 || !held(&ws, l) {
+				res = w.step(b, bs, m)
+			}
+			if res == walkGoing {
+				continue
+			}
+			*budget -= w.kicks
+			switch res {
+			case walkPlaced:
+				placed++
+			case walkFailed:
+				b.left = append(b.left, stray{uint32(w.fp), w.bi, w.oth})
+			}
+			if next < len(todo) {
+				*w = newWalker[F](bs, todo[next])
+				next++
+			} else {
+				w.done = true
+				live--
+			}
+		}
+		if *budget < 0 {
+			return placed, false
+		}
+	}
+	b.todo, b.left = b.left, todo
+	return placed, true
+}
+
+// addStray lists a stray of the greedy pass for the walks. When the list
+// first fills it is given room for all that the greedy pass is expected to
+// leave (greedyRoom): growing it by append instead allocated several times
+// what it ends with, and took the writer past its memory bound for
+// fingerprints of more than 16 bits.
+func (b *Builder) addStray(s stray, room int) {
 	if len(b.todo) == cap(b.todo) {
 		b.todo = slices.Grow(b.todo, max(room-len(b.todo), len(b.todo)/4))
 	}
 	b.todo = append(b.todo, s)
 }
 
-// greedyLeft bounds the share of entries the greedy pass leaves homeless at
-// a load up to the given one. Measured at 1M keys (the same for 10- and
-// 20-bit fingerprints): 0.03% at load 0.6, 0.29% at 0.7, 0.66% at 0.75,
-// 1.34% at 0.8, 2.39% at 0.85, 3.85% at 0.9, 4.57% at 0.92, 5.77% at 0.95
-// and 7.03% at 0.98; each bound is at least a tenth above the share.
+// greedyLeft bounds the share of entries the greedy pass leaves as strays at
+// a load up to the given one: each bound is at least a tenth above the share
+// measured at 1M keys (see bench/NOTES.md).
 var greedyLeft = [...]struct{ load, share float64 }{
 	{0.6, 0.001}, {0.7, 0.004}, {0.75, 0.008}, {0.8, 0.015}, {0.85, 0.027},
 	{0.9, 0.043}, {0.92, 0.051}, {0.95, 0.064},
 }
 
 // greedyRoom returns the room to make for the entries the greedy pass
-// leaves homeless when it places n entries in m buckets: greedyLeft's bound,
+// leaves as strays when it places n entries in m buckets: greedyLeft's bound,
 // n/13 above its loads, and 64 more for the chance in small tables.
 func greedyRoom(n int, m uint64) int {
 	load := float64(n) / float64(cuckoohash.Slots*m)
@@ -404,14 +428,14 @@ func holds16(s *slotSet[uint16], fp uint16, alt int16) uint64 {
 // used is 1 for a nonzero x, else 0.
 func used[F uint16 | uint32](x F) int { return int((uint64(x) + math.MaxUint32) >> 32) }
 
-// walkKicks bounds the evictions of one walk; an entry still homeless after
-// them waits for the next round.
+// walkKicks bounds the evictions of one walk; a stray still without a slot
+// after them waits for the next round.
 const walkKicks = 500
 
 // lanes is how many walks run side by side.
 const lanes = 8
 
-// A failed attempt that left at most nearMiss entries homeless is retried
+// A failed attempt that left at most nearMiss strays is retried
 // with another seed at the same size, up to maxReseeds times in a row; one
 // that left more, or the last of those, grows the table.
 const (
@@ -420,7 +444,7 @@ const (
 )
 
 // maxStalls is how many rounds of walks in a row may fail to leave fewer
-// entries homeless before a build attempt is given up.
+// strays before a build attempt is given up.
 const maxStalls = 3
 
 func (b *Builder) next() uint64 {
@@ -444,7 +468,7 @@ type stray struct {
 	home, to uint32
 }
 
-// walker is one homeless entry's walk in progress: fp is to go in bucket
+// walker is one stray's walk in progress: fp is to go in bucket
 // bi, whose other bucket is oth. Before its first step bi and oth are the
 // entry's two buckets.
 type walker[F uint16 | uint32] struct {
@@ -458,7 +482,7 @@ type walker[F uint16 | uint32] struct {
 // ws[l] has yet to take its first step with. Copies of one key all wait for
 // the walks when the greedy pass found both its buckets full; a copy checked
 // only against the buckets would miss one that another walk holds, and the
-// entry would be placed twice. (A copy that is homeless after a failed walk
+// entry would be placed twice. (A copy that is a stray after a failed walk
 // is checked when it is retried.)
 func held[F uint16 | uint32](ws *[lanes]walker[F], l int) bool {
 	w := &ws[l]
@@ -489,19 +513,8 @@ func newWalker[F uint16 | uint32](bs []slotSet[F], e stray) walker[F] {
 // the resident whose other bucket has the lowest label and sets bi's label
 // to one more than that. Walks so led turn away from the buckets that
 // earlier walks found crowded. step returns walkGoing while the walk goes
-// on.
-//
-// They replaced random walks that searched breadth first for a path of up
-// to three evictions every four kicks. Builds from a hash list, 13-bit
-// semi-sorted fingerprints at load 0.975, fastest of several per run, two
-// runs alternating with the old builder (2026-11-23): 1M keys (6.8% left
-// to walks by the greedy pass) 25.0-25.6 ns a key against 34.8-35.2; 4M
-// keys 31.1-31.7 against 48.4-55.0; 16M keys 47.7-49.3 against 90.1; at
-// load 0.9 with 10-bit fingerprints (FilterPolicy(10)) 16.7-17.2 against
-// 16.5-16.7 at 1M keys and 29.5 against 34.8 at 16M. Loads up to 0.98
-// now build at the first seed (1M keys): the old walks needed three seeds
-// and a larger table at 0.98. Eight walks side by side measured as fast
-// as sixteen and 5-10% faster than four at 4M keys.
+// on. (These walks replaced random breadth-first walks, which built slower
+// and needed more seeds near the threshold: see bench/NOTES.md.)
 func (w *walker[F]) step(b *Builder, bs []slotSet[F], m uint64) int {
 	L := b.labels
 	bi, oth := uint64(w.bi), uint64(w.oth)

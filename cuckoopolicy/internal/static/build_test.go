@@ -53,7 +53,7 @@ func TestBuildNeverFails(t *testing.T) {
 
 // TestBuildLoadThreshold: the builder reaches 97.5% load for f >= 8 without
 // growing the table, at sizes from a few thousand keys up to millions, where
-// the last homeless entries take a dozen rounds of walks.
+// the last strays take a dozen rounds of walks.
 func TestBuildLoadThreshold(t *testing.T) {
 	seed := testkit.Seed(t)
 	r := rand.New(rand.NewPCG(seed, 5))
@@ -230,7 +230,7 @@ func TestWalkKeepsEntries(t *testing.T) {
 				t.Fatalf("m=%d: entry %d found before it was placed", m, fp)
 			case walkFailed:
 				// The table is full. fp may have taken the place of the
-				// entry left homeless: that one is out now.
+				// entry left a stray: that one is out now.
 				if len(entries) < int(4*m)*9/10 && m > 2 {
 					t.Errorf("m=%d: full at %d entries", m, len(entries))
 				}
