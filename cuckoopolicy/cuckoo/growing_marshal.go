@@ -86,142 +86,150 @@ func (g *Growing) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// growReader reads the uvarints and byte strings of a Growing's encoding.
-type growReader struct {
-	rest []byte
-	bad  bool
-}
-
-func (r *growReader) uvarint() uint64 {
-	x, n := binary.Uvarint(r.rest)
-	if n <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.rest = r.rest[n:]
-	return x
-}
-
-func (r *growReader) bytes(n uint64) []byte {
-	if r.bad || n > uint64(len(r.rest)) {
-		r.bad = true
-		return nil
-	}
-	b := r.rest[:n]
-	r.rest = r.rest[n:]
-	return b
-}
-
 func decodeGrowing(data []byte) (Growing, error) {
-	var g Growing
 	body, err := unseal(data, growMagic, growVersion, 16)
 	if err != nil {
-		return g, err
+		return Growing{}, err
 	}
+	r := reader{rest: body[16:]}
+	g, k, err := readGrowingHeader(body, &r)
+	if err != nil || k == 0 {
+		return Growing{}, err
+	}
+	held, err := g.readStages(&r, k)
+	if err != nil {
+		return Growing{}, err
+	}
+	if held, err = g.readSideTable(&r, held); err != nil {
+		return Growing{}, err
+	}
+	if held != uint64(g.count) {
+		return Growing{}, corrupt("count %d, but %d held", g.count, held)
+	}
+	return g, nil
+}
+
+// readGrowingHeader reads the fixed header of body and its five uvarints
+// from r, and returns a Growing with the chain's parameters and count but no
+// stages, and the number of stages k. For k == 0 it checks that the
+// encoding is the zero Growing's, which has nothing after the header.
+func readGrowingHeader(body []byte, r *reader) (Growing, uint64, error) {
 	flags := body[5]
 	if flags&^flagSemi != 0 || body[6] != 0 || body[7] != 0 {
-		return g, corrupt("unknown flags %#x %#x %#x", flags, body[6], body[7])
+		return Growing{}, 0, corrupt("unknown flags %#x %#x %#x", flags, body[6], body[7])
 	}
 	maxFPR := math.Float64frombits(binary.LittleEndian.Uint64(body[8:]))
-	r := growReader{rest: body[16:]}
 	capacity, kicks, seed, k, count := r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint()
 	if r.bad {
-		return g, corrupt("truncated header")
+		return Growing{}, 0, corrupt("truncated header")
 	}
 	if k == 0 {
 		if flags != 0 || maxFPR != 0 || math.Signbit(maxFPR) || capacity != 0 || kicks != 0 || seed != 0 || count != 0 ||
 			r.uvarint() != 0 || r.bad || len(r.rest) != 0 {
-			return g, corrupt("zero Growing with parameters")
+			return Growing{}, 0, corrupt("zero Growing with parameters")
 		}
-		return g, nil
+		return Growing{}, 0, nil
 	}
 	if !(maxFPR > 0 && maxFPR <= 0.5) {
-		return g, corrupt("false-positive bound %v", maxFPR)
+		return Growing{}, 0, corrupt("false-positive bound %v", maxFPR)
 	}
 	if capacity < 1 || capacity > math.MaxInt || kicks < 1 || kicks > MaxKicksLimit || k > maxStages || count > math.MaxInt {
-		return g, corrupt("bad parameters: capacity %d, max kicks %d, %d stages, count %d", capacity, kicks, k, count)
+		return Growing{}, 0, corrupt("bad parameters: capacity %d, max kicks %d, %d stages, count %d", capacity, kicks, k, count)
 	}
-	g = Growing{
+	return Growing{
 		capacity: int(capacity),
 		maxFPR:   maxFPR,
 		cfg:      Config{FingerprintBits: DefaultFingerprintBits, SemiSort: flags&flagSemi != 0, MaxKicks: int(kicks), Seed: seed},
 		count:    int(count),
-	}
-	var held uint64 // the stages' counts plus the side table's copies
+	}, k, nil
+}
+
+// readStages reads k stages from r into g and returns the number of keys
+// they hold. Each stage must keep the chain's promises: its seed, layout and
+// kicks, and the share of the false-positive bound grow gives it; the first
+// must hold the capacity the chain records. A stage's size and width are not
+// checked against the sizing code's, so that encodings stay readable when
+// that code's estimates change.
+func (g *Growing) readStages(r *reader, k uint64) (uint64, error) {
+	var held uint64
 	for i := range int(k) {
 		full := r.bytes(1)
 		enc := r.bytes(r.uvarint())
 		if r.bad {
-			return Growing{}, corrupt("truncated stage %d", i)
+			return 0, corrupt("truncated stage %d", i)
 		}
 		if full[0] > 1 {
-			return Growing{}, corrupt("stage %d: full flag %d", i, full[0])
+			return 0, corrupt("stage %d: full flag %d", i, full[0])
 		}
 		f, err := decode(enc)
 		if err != nil {
-			return Growing{}, fmt.Errorf("stage %d: %w", i, err) // err wraps ErrCorrupt
+			return 0, fmt.Errorf("stage %d: %w", i, err) // err wraps ErrCorrupt
 		}
-		// Each stage must keep the chain's promises: its seed, layout and
-		// kicks, and the share of the false-positive bound grow gives it. Its
-		// size and width are not checked against the sizing code's, so that
-		// encodings stay readable when that code's estimates change.
-		if f.seed != seed+uint64(i) || f.t.Semi != g.cfg.SemiSort || f.maxKicks != g.cfg.MaxKicks || f.fbits < MinFingerprintBits {
-			return Growing{}, corrupt("stage %d: seed %d, semi %v, max kicks %d, f=%d; want seed %d, semi %v, max kicks %d, f>=%d",
-				i, f.seed, f.t.Semi, f.maxKicks, f.fbits, seed+uint64(i), g.cfg.SemiSort, g.cfg.MaxKicks, MinFingerprintBits)
+		seed := g.cfg.Seed + uint64(i)
+		if f.seed != seed || f.t.Semi != g.cfg.SemiSort || f.maxKicks != g.cfg.MaxKicks || f.fbits < MinFingerprintBits {
+			return 0, corrupt("stage %d: seed %d, semi %v, max kicks %d, f=%d; want seed %d, semi %v, max kicks %d, f>=%d",
+				i, f.seed, f.t.Semi, f.maxKicks, f.fbits, seed, g.cfg.SemiSort, g.cfg.MaxKicks, MinFingerprintBits)
 		}
-		if b, budget := stageBound(f.t.M, int(f.fbits)), math.Ldexp(maxFPR, -(i+1)); b > budget {
-			return Growing{}, corrupt("stage %d: %d buckets of %d-bit fingerprints bound the false-positive rate by %.3g, above its share %.3g",
+		if b, budget := stageBound(f.t.M, int(f.fbits)), math.Ldexp(g.maxFPR, -(i+1)); b > budget {
+			return 0, corrupt("stage %d: %d buckets of %d-bit fingerprints bound the false-positive rate by %.3g, above its share %.3g",
 				i, f.t.M, f.fbits, b, budget)
 		}
-		if i == 0 && capacity > cuckoohash.Slots*f.t.M {
+		if i == 0 && uint64(g.capacity) > cuckoohash.Slots*f.t.M {
 			// NewGrowing sizes the first stage for capacity keys; a larger
 			// capacity would size the stages added later from nothing the
 			// encoding holds.
-			return Growing{}, corrupt("capacity %d, but the first stage has %d slots", capacity, cuckoohash.Slots*f.t.M)
+			return 0, corrupt("capacity %d, but the first stage has %d slots", g.capacity, cuckoohash.Slots*f.t.M)
 		}
 		held += uint64(f.count)
 		g.stages = append(g.stages, growStage{f: &f, full: full[0] == 1})
 	}
-	if held > count {
-		return Growing{}, corrupt("count %d, but the stages hold %d", count, held)
+	if held > uint64(g.count) {
+		return 0, corrupt("count %d, but the stages hold %d", g.count, held)
 	}
+	return held, nil
+}
+
+// readSideTable reads the side table from r into g, whose stages are read,
+// and returns held, the keys the stages hold, plus the copies it counts.
+// Entries must come in increasing order, name a class their stage holds,
+// count at least one copy and no more than g's count leaves, and the
+// side table must end the encoding.
+func (g *Growing) readSideTable(r *reader, held uint64) (uint64, error) {
+	count := uint64(g.count)
 	e := r.uvarint()
 	if r.bad || e > uint64(len(r.rest))/4 {
-		return Growing{}, corrupt("side table of %d entries", e)
+		return 0, corrupt("side table of %d entries", e)
 	}
 	g.extra = make(map[classKey]int, e)
 	var prev classKey
 	for j := range e {
 		stage, lo, fp, n := r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint()
 		if r.bad {
-			return Growing{}, corrupt("truncated side table")
+			return 0, corrupt("truncated side table")
 		}
-		if stage >= k {
-			return Growing{}, corrupt("side table entry %d: stage %d", j, stage)
+		if stage >= uint64(len(g.stages)) {
+			return 0, corrupt("side table entry %d: stage %d", j, stage)
 		}
 		f := g.stages[stage].f
 		if lo >= f.t.M || fp == 0 || fp>>f.fbits != 0 {
-			return Growing{}, corrupt("side table entry %d: bucket %d, fingerprint %d", j, lo, fp)
+			return 0, corrupt("side table entry %d: bucket %d, fingerprint %d", j, lo, fp)
 		}
 		ck := classKey{int(stage), lo, uint32(fp)}
 		hi := f.alt(lo, ck.fp)
 		if hi < lo || !f.holds(lo, hi, ck.fp) {
-			return Growing{}, corrupt("side table entry %d: stage %d holds no fingerprint %d in bucket %d", j, stage, fp, lo)
+			return 0, corrupt("side table entry %d: stage %d holds no fingerprint %d in bucket %d", j, stage, fp, lo)
 		}
 		if j > 0 && compareClass(prev, ck) >= 0 {
-			return Growing{}, corrupt("side table entry %d out of order", j)
+			return 0, corrupt("side table entry %d out of order", j)
 		}
 		if n == 0 || n > count-held {
-			return Growing{}, corrupt("side table entry %d: %d copies", j, n)
+			return 0, corrupt("side table entry %d: %d copies", j, n)
 		}
 		held += n
 		g.extra[ck], prev = int(n), ck
 	}
 	if len(r.rest) != 0 {
-		return Growing{}, corrupt("%d bytes after the side table", len(r.rest))
+		return 0, corrupt("%d bytes after the side table", len(r.rest))
 	}
-	if held != count {
-		return Growing{}, corrupt("count %d, but %d held", count, held)
-	}
-	return g, nil
+	return held, nil
 }

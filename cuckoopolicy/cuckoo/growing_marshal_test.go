@@ -223,7 +223,7 @@ func parseGrowing(t *testing.T, data []byte) growParts {
 	var p growParts
 	copy(p.head[:], data)
 	p.maxFPR = binary.LittleEndian.Uint64(data[8:])
-	r := growReader{rest: data[16 : len(data)-checksumLen]}
+	r := reader{rest: data[16 : len(data)-checksumLen]}
 	p.capacity, p.kicks, p.seed, p.k, p.count = r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint()
 	for range p.k {
 		p.full = append(p.full, r.bytes(1)[0])
@@ -473,7 +473,7 @@ func resignStages(data []byte) []byte {
 		return nil
 	}
 	d := append([]byte(nil), data...)
-	r := growReader{rest: d[16 : len(d)-checksumLen]}
+	r := reader{rest: d[16 : len(d)-checksumLen]}
 	r.uvarint()
 	r.uvarint()
 	r.uvarint()

@@ -128,112 +128,169 @@ func unseal(data []byte, magic string, version byte, minBody int) ([]byte, error
 
 // decodeBody decodes a checksummed encoding without its checksum.
 func decodeBody(body []byte) (Filter, error) {
-	var g Filter
-	flags, fb, nstash := body[5], int(body[6]), int(body[7])
-	rng := binary.LittleEndian.Uint64(body[8:])
-	if flags&^knownFlags != 0 {
-		return g, corrupt("unknown flags %#x", flags)
+	r := reader{rest: body[fixedHeader:]}
+	h, err := readHeader(body, &r)
+	if err != nil || h.m == 0 {
+		return Filter{}, err
 	}
-	rest := body[fixedHeader:]
-	var v [4]uint64
-	for k := range v {
-		x, n := binary.Uvarint(rest)
-		if n <= 0 {
-			return g, corrupt("truncated header")
-		}
-		v[k], rest = x, rest[n:]
+	f := Filter{fbits: uint(h.fb), half: h.m / 2, seed: h.seed, maxKicks: h.kicks, count: int(h.count), nstash: h.nstash, rng: h.rng}
+	f.t.M = h.m // for alt, before the table is read
+	if err := f.readStash(&r); err != nil {
+		return Filter{}, err
 	}
-	m, seed, kicks, count := v[0], v[1], v[2], v[3]
-	if nstash > stashSize {
-		return g, corrupt("%d stash entries", nstash)
+	if f.t, err = readTable(r.rest, h); err != nil {
+		return Filter{}, err
 	}
-	if rng == 0 {
-		return g, corrupt("zero walk state")
+	stored, err := validTable(&f.t, f.fbits)
+	if err != nil {
+		return Filter{}, err
+	}
+	if stored+uint64(h.nstash) != h.count {
+		return Filter{}, corrupt("count %d, but %d fingerprints stored", h.count, stored+uint64(h.nstash))
+	}
+	return f, nil
+}
+
+// header holds the parameters of a Filter's encoding, as readHeader
+// validated them.
+type header struct {
+	flags     byte
+	fb        int // fingerprint bits
+	nstash    int
+	kicks     int
+	rng       uint64
+	m, count  uint64
+	seed      uint64
+	tableSize int // bytes, padding included
+}
+
+// readHeader reads the fixed header of body and its four uvarints from r,
+// and checks them: every parameter in range, and for m == 0 the one
+// encoding of the zero Filter, which has nothing after the header.
+func readHeader(body []byte, r *reader) (header, error) {
+	h := header{flags: body[5], fb: int(body[6]), nstash: int(body[7]), rng: binary.LittleEndian.Uint64(body[8:])}
+	if h.flags&^knownFlags != 0 {
+		return h, corrupt("unknown flags %#x", h.flags)
+	}
+	m, seed, kicks, count := r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint()
+	if r.bad {
+		return h, corrupt("truncated header")
+	}
+	h.m, h.seed, h.count = m, seed, count
+	if h.nstash > stashSize {
+		return h, corrupt("%d stash entries", h.nstash)
+	}
+	if h.rng == 0 {
+		return h, corrupt("zero walk state")
 	}
 	if m == 0 {
-		if flags != flagRaw || fb != 0 || nstash != 0 || rng != 1 || seed != 0 || kicks != 0 || count != 0 || len(rest) != 0 {
-			return g, corrupt("empty filter with parameters")
+		if h.flags != flagRaw || h.fb != 0 || h.nstash != 0 || h.rng != 1 || seed != 0 || kicks != 0 || count != 0 || len(r.rest) != 0 {
+			return h, corrupt("empty filter with parameters")
 		}
-		return g, nil
+		return h, nil
 	}
-	semi := flags&flagSemi != 0
-	c, err := Config{FingerprintBits: fb, SemiSort: semi, MaxKicks: int(min(kicks, MaxKicksLimit+1)), Seed: seed}.normalize()
-	if err != nil || fb == 0 || kicks == 0 {
-		return g, corrupt("bad parameters: f=%d semi=%v max kicks=%d", fb, semi, kicks)
+	semi := h.flags&flagSemi != 0
+	c, err := Config{FingerprintBits: h.fb, SemiSort: semi, MaxKicks: int(min(kicks, MaxKicksLimit+1)), Seed: seed}.normalize()
+	if err != nil || h.fb == 0 || kicks == 0 {
+		return h, corrupt("bad parameters: f=%d semi=%v max kicks=%d", h.fb, semi, kicks)
 	}
+	h.kicks = c.MaxKicks
 	if m%2 != 0 || m > MaxBuckets {
-		return g, corrupt("bad bucket count %d", m)
+		return h, corrupt("bad bucket count %d", m)
 	}
-	sf := uint(max(fb, MinFingerprintBits))
-	size, ok := cuckoohash.TableBytes(m, sf, semi)
+	size, ok := cuckoohash.TableBytes(m, h.slotBits(), semi)
 	if !ok {
-		return g, corrupt("bad bucket count %d", m)
+		return h, corrupt("bad bucket count %d", m)
 	}
-	if count > cuckoohash.Slots*m+uint64(nstash) {
-		return g, corrupt("count %d exceeds %d slots", count, cuckoohash.Slots*m)
+	h.tableSize = size
+	if count > cuckoohash.Slots*m+uint64(h.nstash) {
+		return h, corrupt("count %d exceeds %d slots", count, cuckoohash.Slots*m)
 	}
-	g.half, g.fbits = m/2, uint(fb)
-	g.t.M = m // for alt, before the table is read
-	stash := [stashSize]stashEntry{}
-	for k := range nstash {
-		b, n1 := binary.Uvarint(rest)
-		if n1 <= 0 {
-			return g, corrupt("truncated stash")
-		}
-		fp, n2 := binary.Uvarint(rest[n1:])
-		if n2 <= 0 {
-			return g, corrupt("truncated stash")
-		}
-		rest = rest[n1+n2:]
-		if b >= m || fp == 0 || fp >= 1<<fb || b != min(b, g.alt(b, uint32(fp))) {
-			return g, corrupt("bad stash entry %d: bucket %d fingerprint %d", k, b, fp)
-		}
-		stash[k] = stashEntry{b: b, fp: uint32(fp)}
-	}
+	return h, nil
+}
 
-	payload := rest
-	want := size - cuckoohash.PadBytes
-	if flags&flagRaw != 0 {
+// slotBits is the width of the table's slots: fingerprints of 2 and 3 bits
+// are stored in 4-bit slots.
+func (h *header) slotBits() uint { return uint(max(h.fb, MinFingerprintBits)) }
+
+// readStash reads f.nstash stash entries from r into f, whose bucket count,
+// half and fingerprint width are set, and checks each: in range, and named
+// by the lower bucket of its pair.
+func (f *Filter) readStash(r *reader) error {
+	for k := range f.nstash {
+		b, fp := r.uvarint(), r.uvarint()
+		if r.bad {
+			return corrupt("truncated stash")
+		}
+		if b >= f.t.M || fp == 0 || fp >= 1<<f.fbits || b != min(b, f.alt(b, uint32(fp))) {
+			return corrupt("bad stash entry %d: bucket %d fingerprint %d", k, b, fp)
+		}
+		f.stash[k] = stashEntry{b: b, fp: uint32(fp)}
+	}
+	return nil
+}
+
+// readTable decodes payload, the rest of the encoding after the stash, into
+// a new table of h's size: raw, or a snappy block that claims no more than
+// snappy can expand payload to, so that what it allocates is bounded by the
+// length of the encoding.
+func readTable(payload []byte, h header) (cuckoohash.Table, error) {
+	want := h.tableSize - cuckoohash.PadBytes
+	raw := h.flags&flagRaw != 0
+	if raw {
 		if len(payload) != want {
-			return g, corrupt("table is %d bytes, want %d", len(payload), want)
+			return cuckoohash.Table{}, corrupt("table is %d bytes, want %d", len(payload), want)
 		}
 	} else {
 		n, err := snappy.DecodedLen(payload)
 		if err != nil || n != want || want/maxSnappyRatio > len(payload) {
-			return g, corrupt("table decodes to %d bytes, want %d", n, want)
+			return cuckoohash.Table{}, corrupt("table decodes to %d bytes, want %d", n, want)
 		}
 	}
-	data := make([]byte, size)
-	if flags&flagRaw != 0 {
+	data := make([]byte, h.tableSize)
+	if raw {
 		copy(data, payload)
 	} else if out, err := snappy.Decode(data[:want], payload); err != nil || len(out) != want {
-		return g, corrupt("bad snappy block")
+		return cuckoohash.Table{}, corrupt("bad snappy block")
 	} else if &out[0] != &data[0] {
 		copy(data, out) // not reached: Decode uses a large enough dst
 	}
-	t, err := cuckoohash.TableOn(data, m, sf, semi)
+	t, err := cuckoohash.TableOn(data, h.m, h.slotBits(), h.flags&flagSemi != 0)
 	if err != nil {
-		return g, corrupt("bad table parameters")
+		return cuckoohash.Table{}, corrupt("bad table parameters")
 	}
-	stored, err := validTable(&t, uint(fb))
-	if err != nil {
-		return g, err
+	return t, nil
+}
+
+// reader reads the uvarints and byte strings of an encoding. A read past
+// the end, or of a malformed uvarint, sets bad and returns zero values; so
+// does every read after it.
+type reader struct {
+	rest []byte
+	bad  bool
+}
+
+func (r *reader) uvarint() uint64 {
+	if r.bad {
+		return 0
 	}
-	if stored+uint64(nstash) != count {
-		return g, corrupt("count %d, but %d fingerprints stored", count, stored+uint64(nstash))
+	x, n := binary.Uvarint(r.rest)
+	if n <= 0 {
+		r.bad = true
+		return 0
 	}
-	g = Filter{
-		t:        t,
-		fbits:    uint(fb),
-		half:     m / 2,
-		seed:     seed,
-		maxKicks: c.MaxKicks,
-		count:    int(count),
-		nstash:   nstash,
-		stash:    stash,
-		rng:      rng,
+	r.rest = r.rest[n:]
+	return x
+}
+
+func (r *reader) bytes(n uint64) []byte {
+	if r.bad || n > uint64(len(r.rest)) {
+		r.bad = true
+		return nil
 	}
-	return g, nil
+	b := r.rest[:n]
+	r.rest = r.rest[n:]
+	return b
 }
 
 // validTable checks that every slot of t holds 0 or an fb-bit fingerprint
