@@ -21,30 +21,27 @@
 // filter.
 //
 // Use Policy for other layouts (plain buckets, a chosen fingerprint width or
-// load). Do not use a cuckoo filter below 9 bits per key: there, on random
-// keys, a bloom filter has fewer false positives (2.5% against 2.7% at 8).
+// load). Below 9 bits per key a bloom filter has fewer false positives than
+// this policy (see bench/NOTES.md): use it from 9 bits up.
 //
 // # The budget rule
 //
 // A semi-sorted bucket of four f-bit fingerprints takes 4f-4 bits, so at load
 // α (the share of slots filled) a key costs (f-1)/α bits, and a lookup, which
 // compares against the 8α fingerprints of its two buckets, is a false positive
-// with probability about 8α/2^f. FilterPolicy(B) takes the widest f with
-// (f-1)/B <= 0.97, the load the builder reaches at every size, then sizes the
-// table so that the whole block takes at most B bits per key. The headroom
-// left below 0.97 lowers the load and with it the false-positive rate. The
-// block's fixed 40 bytes (padding and trailer) leave a small table too few
-// bits to stay at or below 0.97: below about 500 keys at B = 10, 700 at B =
-// 16, 1,500 at B = 24 and 10,000 at B = 32, the table is sized for load 0.97
-// (a table of a few hundred keys or fewer can end up fuller, up to 1.0: when
-// keys merge into shared entries the table is sized again for fewer, and at
-// that size they may not merge) and the block takes more than B bits per key
-// (12.6 for 100 keys at B = 10, 32.3 for 1,000 keys at B = 32), as a bloom
-// filter's block, rounded up to whole cache lines, also does for few keys. B
-// is clamped to [MinBitsPerKey, MaxBitsPerKey] = [4, 32]; for every B in that
-// range the rule gives f = B:
+// with probability 1-(1-1/(2^f-1))^(8α), about 8α/2^f. FilterPolicy(B), B
+// clamped to [MinBitsPerKey, MaxBitsPerKey] = [4, 32], takes the widest f
+// with (f-1)/B <= 0.97, the highest load the builder reaches at every size,
+// which gives f = B, then sizes the table so that the whole block takes at
+// most B bits per key; the headroom left below 0.97 lowers the load and with
+// it the false-positive rate. A block's fixed 40 bytes (padding and trailer)
+// leave a small table too few bits for that: below about 500 keys at B = 10
+// (10,000 at B = 32) the table is sized for load 0.97 and the block takes more
+// than B bits per key, as a bloom block rounded up to whole cache lines also
+// does. (When keys merge into shared entries, the table of a few hundred keys
+// or fewer is sized again for fewer and can end up fuller, up to load 1.)
 //
-//	B (bits/key)   f    load    FPR (theory)   bloom.FilterPolicy(B), measured
+//	B (bits/key)   f    load    FPR (theory)   bloom.FilterPolicy(B)
 //	   4           4    0.750   33.9%
 //	   8           8    0.875    2.7%
 //	  10          10    0.900    0.70%         1.16%
@@ -55,23 +52,21 @@
 //	  24          24    0.958    0.00005%
 //	  32          32    0.969    < 1e-8
 //
-// Pebble's bloom filter stalls near 0.3% above 16 bits per key because of its
-// 32-bit hash; a cuckoo filter keeps halving its rate with every bit.
+// The bloom column is measured on random keys (see bench/NOTES.md): Pebble's
+// bloom filter stalls near 0.3% above 16 bits per key because of its 32-bit
+// hash, while a cuckoo filter halves its rate with every bit.
 //
 // # Lookups
 //
 // MayContain hashes the key once (64-bit xxhash), derives two bucket indexes
-// and a fingerprint from a seeded mix of the hash (formulas below), issues
-// both bucket loads, then compares four fingerprints at once in each: two
-// cache lines (one more for a bucket whose 8-byte load straddles a line
-// boundary), no allocation, no locks. The second bucket lies within 16384
-// buckets after the first (about 72 KB at 10 bits per key), so that the
-// builder can keep each entry's other bucket as a 16-bit offset and its
-// eviction walks stay local; the window is wide enough that it still reaches
-// the (2,4) cuckoo load threshold. (It does not put both probes in one 4 KB
-// page; narrower windows, down to neighbouring buckets, changed lookup times
-// by no more than a few percent: see bench/README.md.)
-// It is safe for concurrent use and never modifies or retains the block.
+// and a fingerprint from a seeded mix of the hash (formulas below), issues both
+// bucket loads, then compares four fingerprints at once in each: two cache
+// lines (one more for each bucket whose 8-byte load straddles a line boundary),
+// no allocation, no locks. The second bucket lies within 16384 buckets after
+// the first, so that the builder can keep each entry's other bucket as a 16-bit
+// offset and its eviction walks stay local; the window still lets the table
+// reach the (2,4) cuckoo load threshold. MayContain is safe for concurrent use
+// and never modifies or retains the block.
 //
 // On anything it cannot vouch for MayContain answers true ("may contain"):
 // a block too short, a wrong magic, an unknown version or flag, a nonzero
@@ -86,22 +81,20 @@
 // The writer hashes each key as Pebble adds it, skipping consecutive repeats
 // (Pebble adds every version of a key), and builds the table in Finish:
 // duplicates in any order are placed once; each key goes to the emptier of
-// its two buckets, and the keys that find both full are placed by walks of
-// evictions, eight side by side, each led by per-bucket labels (local search
-// allocation) towards buckets with room.
-// When placement fails the builder retries with another seed, on a table
-// about 0.4% larger unless only a few keys were left over: a build never
-// fails and never drops a key. The same keys in the same order give the
-// same bytes.
+// its two buckets, and the keys that find both full are placed by eviction
+// walks. When placement fails the builder retries with another seed, on a
+// slightly larger table unless only a few keys were left over: a build never
+// fails and never drops a key. The same keys in the same order give the same
+// bytes.
+//
 // Temporary memory, pooled across tables, is 8 bytes per key for the hashes
 // (in chunks of 8 KiB), a scratch table of 17 bytes per bucket for
-// fingerprints of up to 16 bits and 25 beyond, and 12 bytes for each key left
-// to the walks (room for as many as the table's load leaves, at most a
-// thirteenth of the keys, is made at once). At the loads FilterPolicy builds,
-// that is 13.4 to 14.2 bytes per key for budgets up to 16 bits, and 15.5 to
-// 15.9 above (1M and 100k keys). At lower loads the scratch table weighs
-// more: a Policy passes 16 bytes per key below a load of about 0.55 up to
-// 16 bits and 0.85 above, and reaches 24 and 32 at LoadFactor 0.25.
+// fingerprints of up to 16 bits and 25 beyond, and 12 bytes for each key the
+// greedy pass leaves to the walks (room for as many as the table's load
+// leaves, at most a thirteenth of the keys, is made at once). With n keys in
+// m buckets that is about 8 + 17m/n + 12/13 bytes per key up to 16 bits
+// (under 15 at the loads FilterPolicy builds) and 8 + 25m/n + 12/13 beyond
+// (under 16 for FilterPolicy; more for a Policy at a low load).
 //
 // # Block format
 //

@@ -221,9 +221,8 @@ func Inspect(filter []byte) (Info, error) {
 // above 16384 (the second bucket lies within that many of the first) and m/2
 // otherwise (drawn from the whole table, and the two buckets match in either
 // order). For FilterPolicy(10) that is one pair in ten filters of 1M keys
-// and fourteen in a thousand filters of 1000 keys (measured: 265 in 20,000);
-// for FilterPolicy(4), six keys in a million at 1M keys (measured: 30 in
-// five filters).
+// and fourteen in a thousand filters of 1000 keys; for FilterPolicy(4), six
+// keys in a million at 1M keys (bench/NOTES.md has the counts measured).
 type Info struct {
 	FingerprintBits int     // bits per fingerprint, 4 to 32
 	SemiSorted      bool    // buckets are semi-sorted (4f-4 bits each)

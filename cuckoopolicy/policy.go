@@ -11,11 +11,7 @@ import (
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/static"
 )
 
-// name is written into every sstable's metaindex ("fullfilter." + name) and
-// into OPTIONS files, and readers find the policy by it. It must never
-// change: it is the same for every budget and configuration, since each block
-// carries its own parameters. A new block format gets a new version number in
-// the block's trailer, not a new name.
+// name is the policy's on-disk name (see FilterPolicy.Name).
 const name = "pebble_cuckoo.v1"
 
 // Budget and load limits.
@@ -72,7 +68,12 @@ var (
 	_ pebble.FilterPolicy = Policy{}
 )
 
-// Name implements the pebble.FilterPolicy interface.
+// Name implements the pebble.FilterPolicy interface. It returns
+// "pebble_cuckoo.v1" for every budget: Pebble writes it into each sstable's
+// metaindex ("fullfilter.pebble_cuckoo.v1") and into OPTIONS files, and
+// readers find the policy by it, so it never changes. Each block carries its
+// own parameters, and a new block format gets a new version in the block's
+// trailer, not a new name.
 func (p FilterPolicy) Name() string { return name }
 
 // MayContain implements the pebble.FilterPolicy interface. It answers true
@@ -81,8 +82,6 @@ func (p FilterPolicy) Name() string { return name }
 // support, a length that does not match the bucket count. Every instance
 // reads every block of this policy, whatever its budget.
 func (p FilterPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) bool {
-	// Policy.MayContain calls this one. Whether the body sits here or in a
-	// helper measured within the noise of code placement (bench/README.md).
 	if ftype != pebble.TableFilter {
 		return true
 	}
@@ -113,7 +112,9 @@ func (p FilterPolicy) NewWriter(ftype pebble.FilterType) pebble.FilterWriter {
 	return newWriter(p.config())
 }
 
-// Name implements the pebble.FilterPolicy interface.
+// Name implements the pebble.FilterPolicy interface. It returns
+// "pebble_cuckoo.v1", as FilterPolicy.Name does: blocks of every Policy and
+// every FilterPolicy are one family.
 func (p Policy) Name() string { return name }
 
 // MayContain implements the pebble.FilterPolicy interface, as
@@ -128,12 +129,31 @@ func (p Policy) NewWriter(ftype pebble.FilterType) pebble.FilterWriter {
 	return newWriter(p.config())
 }
 
-// String returns the policy as Go source, for logs and test names.
-func (p FilterPolicy) String() string { return fmt.Sprintf("cuckoopolicy.FilterPolicy(%d)", int(p)) }
+// String returns the policy as Go source, for logs and test names. A budget
+// outside [MinBitsPerKey, MaxBitsPerKey] is followed by the budget used, as
+// in "cuckoopolicy.FilterPolicy(40) (32 bits per key)".
+func (p FilterPolicy) String() string {
+	s := fmt.Sprintf("cuckoopolicy.FilterPolicy(%d)", int(p))
+	if b := clampBudget(int(p)); b != int(p) {
+		s += fmt.Sprintf(" (%d bits per key)", b)
+	}
+	return s
+}
 
-// String returns the policy as Go source, for logs and test names.
+// String returns the policy as Go source, for logs and test names, followed
+// by what it builds where that differs from the fields: the fingerprint width
+// and load after defaults and clamping, or the bits per key of the budget
+// rule.
 func (p Policy) String() string {
-	return fmt.Sprintf("cuckoopolicy.Policy{FingerprintBits: %d, SemiSort: %v, LoadFactor: %v}", p.FingerprintBits, p.SemiSort, p.LoadFactor)
+	s := fmt.Sprintf("cuckoopolicy.Policy{FingerprintBits: %d, SemiSort: %v, LoadFactor: %v}", p.FingerprintBits, p.SemiSort, p.LoadFactor)
+	c := p.config()
+	switch {
+	case c.bitsPerKey > 0:
+		s += fmt.Sprintf(" (f=%d, %d bits per key)", c.f, c.bitsPerKey)
+	case c.f != p.FingerprintBits || c.load != p.LoadFactor:
+		s += fmt.Sprintf(" (f=%d, load %v)", c.f, c.load)
+	}
+	return s
 }
 
 // config is what a writer needs: the layout and how many buckets n keys get.

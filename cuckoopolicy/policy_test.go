@@ -89,7 +89,7 @@ func TestEveryBudget(t *testing.T) {
 	}
 }
 
-// TestFPRAgainstBloom checks the false-positive targets against
+// TestFPRAgainstBloom checks the package doc's false-positive claims against
 // Pebble's bloom filter on the same keys: the ratio's standard deviation at
 // these sizes is a few hundredths at most, well inside the margins.
 func TestFPRAgainstBloom(t *testing.T) {
@@ -352,5 +352,26 @@ func TestInspectErrors(t *testing.T) {
 	requireAll(t, FilterPolicy(10), full, keys)
 	if n := falsePositives(FilterPolicy(10), full, absent); n == absent.len() {
 		t.Errorf("4m keys: all %d absent keys answered present", n)
+	}
+}
+
+// TestString: String names the budget used where clamping changed it, and a
+// Policy what it builds where its fields leave that to defaults.
+func TestString(t *testing.T) {
+	for _, tc := range []struct {
+		p    fmt.Stringer
+		want string
+	}{
+		{FilterPolicy(10), "cuckoopolicy.FilterPolicy(10)"},
+		{FilterPolicy(0), "cuckoopolicy.FilterPolicy(0) (4 bits per key)"},
+		{FilterPolicy(40), "cuckoopolicy.FilterPolicy(40) (32 bits per key)"},
+		{Policy{}, "cuckoopolicy.Policy{FingerprintBits: 0, SemiSort: false, LoadFactor: 0} (f=9, 10 bits per key)"},
+		{Policy{FingerprintBits: 13, SemiSort: true, LoadFactor: 0.975}, "cuckoopolicy.Policy{FingerprintBits: 13, SemiSort: true, LoadFactor: 0.975}"},
+		{Policy{FingerprintBits: 12}, "cuckoopolicy.Policy{FingerprintBits: 12, SemiSort: false, LoadFactor: 0} (f=12, load 0.95)"},
+		{Policy{FingerprintBits: 40, LoadFactor: 2}, "cuckoopolicy.Policy{FingerprintBits: 40, SemiSort: false, LoadFactor: 2} (f=32, load 0.98)"},
+	} {
+		if got := tc.p.String(); got != tc.want {
+			t.Errorf("String() = %q, want %q", got, tc.want)
+		}
 	}
 }
