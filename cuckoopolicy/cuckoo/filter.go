@@ -59,21 +59,18 @@ type Config struct {
 	// the plain layout; 0 means DefaultFingerprintBits. The false-positive
 	// rate is about 8*load/2^f. Narrow fingerprints also limit how full
 	// the table gets (Fan et al., Table 2): at most eight keys share a
-	// fingerprint and a pair of buckets, so New sizes for a lower load, the
-	// lower the larger the table: at 10^3 and 10^6 buckets, 0.15 and 0.07
-	// for f = 2, 0.32 and 0.14 for f = 3, 0.64 and 0.29 for f = 4, 0.94 and
-	// 0.55 for f = 5, 0.95 and 0.95 for f = 6 (0.8 at 10^7).
+	// fingerprint and a pair of buckets, so for f <= 6 New sizes for a lower
+	// load, the lower the larger the table (for f = 4, 0.64 at 10^3 buckets
+	// and 0.29 at 10^6).
 	FingerprintBits int
 	// SemiSort stores buckets semi-sorted (Fan et al., section 5.2): one bit
 	// less per fingerprint for the same false-positive rate, slower inserts.
 	SemiSort bool
 	// MaxKicks bounds the evictions of one insert: 1 to MaxKicksLimit, or 0
 	// for DefaultMaxKicks. Fewer kicks make a failing insert cheaper but
-	// fill the table less far, and less so the larger the table: the first
-	// ErrFull of a 12-bit filter of 2^20 buckets came at load 0.59 with 1
-	// kick, 0.83 with 8, 0.93 with 32, 0.955 with 100 and 0.97 with 500.
-	// Below 200 kicks New sizes the table for a lower load, so that its
-	// capacity still holds: 0.53 at 1 kick, 0.87 at 32, 0.92 at 100.
+	// fill the table less far, and less so the larger the table. Below 200
+	// kicks New sizes the table for a lower load, so that its capacity still
+	// holds: 0.53 at 1 kick, 0.87 at 32, 0.92 at 100.
 	MaxKicks int
 	// Seed is mixed into every key's hash; filters with different seeds
 	// place keys independently. It also seeds the eviction walk, so a filter
@@ -168,9 +165,8 @@ type move struct {
 
 // walkLoad is the load New sizes a table for when the eviction walk is
 // what limits it: below the load at which the first insert fails (see
-// TestFillToFull and TestCapacityGuarantee). Measured at 2^22 buckets, the
-// first failure came at 0.964 for f = 4, 0.968 for f = 5 and 0.970-0.972 for
-// f >= 6.
+// TestFillToFull and TestCapacityGuarantee, and the loads measured in
+// bench/NOTES.md).
 func walkLoad(f int) float64 {
 	switch f {
 	case 2, 3, 4:
@@ -190,11 +186,9 @@ func walkLoad(f int) float64 {
 // kick, 0.08 at 8 and 0.02 at 64, by less with every doubling, and from 2^20
 // to 2^22 by 0.002 at 100 to 500 kicks. Each entry is the lowest load at the
 // first ErrFull over two runs of a 12-bit filter of 2^20 buckets, less a
-// margin for larger tables (0.06 up to 16 kicks, less above). Measured: 0.593
-// at 1 kick, 0.620 at 2, 0.689 at 3, 0.722 at 4, 0.787 at 6, 0.833 at 8,
-// 0.865 at 12, 0.892 at 16, 0.911 at 24, 0.926 at 32, 0.941 at 48, 0.944 at
-// 64, 0.956 at 100 and 0.962 at 150. From 200 kicks on, walkLoad is the
-// lower bound. TestCapacityGuaranteeShortWalks checks New's promise with it.
+// margin for larger tables (0.06 up to 16 kicks, less above; the loads
+// measured are in bench/NOTES.md). From 200 kicks on, walkLoad is the lower
+// bound. TestCapacityGuaranteeShortWalks checks New's promise with it.
 var kicksLoads = [...]struct {
 	kicks int
 	load  float64
@@ -455,8 +449,7 @@ func (f *Filter) stepAside(i uint64, fp uint32) bool {
 func (f *Filter) insert(i1, i2 uint64, fp uint32) error {
 	if f.t.Fast {
 		// Both buckets are loaded before either is used, so that their
-		// misses overlap. (A table method doing this measured 1-3% slower
-		// per insert: it does not inline.)
+		// misses overlap. (Not a table method: it would not inline.)
 		w1, w2 := f.t.Word(i1), f.t.Word(i2)
 		if f.t.PutWord(i1, w1, fp) || f.t.PutWord(i2, w2, fp) {
 			f.count++
@@ -589,7 +582,7 @@ func (f *Filter) ContainsHash(h uint64) bool {
 
 // holds reports whether buckets i1 and i2 or the stash hold fp: ContainsHash
 // once the key is addressed. ContainsHash spells it out, since holds does
-// not inline and the call cost a lookup about 3%.
+// not inline.
 func (f *Filter) holds(i1, i2 uint64, fp uint32) bool {
 	return f.t.Contains(i1, i2, fp) || f.stashed(min(i1, i2), fp)
 }

@@ -68,8 +68,9 @@ func compareClass(a, b classKey) int {
 // a zero Growing. On an error, which wraps ErrCorrupt, the filter is
 // unchanged. It never panics, and it allocates in proportion to data: the
 // stages' tables, which snappy may expand up to about 22 bytes per byte, and
-// a map entry for each side-table entry of at least four bytes (the worst
-// case measured, TestGrowingUnmarshalAllocation, is about 22 bytes per byte).
+// a map entry for each side-table entry of at least four bytes. A stage added
+// later holds at most twice the last stage's slots, so growing the decoded
+// filter also allocates in proportion to data.
 //
 // The decoder checks that the encoding is consistent, not that some sequence
 // of operations made it: it cannot tell from the fingerprints which stage a
