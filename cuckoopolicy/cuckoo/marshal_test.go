@@ -18,7 +18,7 @@ import (
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
 )
 
-var updateDyn = flag.Bool("update-filter", false, "rewrite the Filter encoding golden files and fuzz seed corpus in testdata/")
+var updateDyn = flag.Bool("update-filter", false, "rewrite the Filter and Growing encoding golden files in testdata/")
 
 // sameFilter compares two filters field by field.
 func sameFilter(a, b *Filter) error {
@@ -374,35 +374,6 @@ func fuzzSeeds() map[string][]byte {
 		out[cfgName(c)], _ = f.MarshalBinary()
 	}
 	return out
-}
-
-// TestFuzzCorpus writes the seed corpus of FuzzUnmarshal under -update-filter.
-func TestFuzzCorpus(t *testing.T) {
-	if !*updateDyn {
-		t.Skip("run with -update-filter to rewrite testdata/fuzz/FuzzUnmarshal/seed-*")
-	}
-	dir := filepath.Join("testdata", "fuzz", "FuzzUnmarshal")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range fuzzSeeds() {
-		name = "seed-" + corpusName(name)
-		body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data)
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// corpusName makes a corpus file name of a seed name.
-func corpusName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			b[i] = '-'
-		}
-	}
-	return string(b)
 }
 
 // FuzzUnmarshal decodes arbitrary bytes: never a panic, an error that wraps
