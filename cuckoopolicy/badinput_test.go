@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
 )
 
 // TestDamagedBlocks: every truncation, garbage before the block, padding
@@ -14,16 +15,16 @@ import (
 // still decodes as valid (a flip the trailer check cannot see, of which
 // there are none for single bits).
 func TestDamagedBlocks(t *testing.T) {
-	r := rng(seedFor(t))
-	keys := randomKeys(r, 500)
+	r := testkit.Rand(testkit.Seed(t), 0)
+	keys := testkit.RandomKeys(r, 500)
 	p := FilterPolicy(10)
 	for _, version := range []uint8{formatVersion, formatV1} {
 		block := withVersion(build(p, keys), version)
 		check := func(what string, b []byte) {
 			t.Helper()
 			_, err := Inspect(b)
-			for i := range keys.len() {
-				if !p.MayContain(pebble.TableFilter, b, keys.at(i)) {
+			for i := range keys.Len() {
+				if !p.MayContain(pebble.TableFilter, b, keys.At(i)) {
 					t.Fatalf("version %d, %s: false negative (Inspect: %v)", version, what, err)
 				}
 			}
@@ -82,7 +83,7 @@ func withVersion(block []byte, version uint8) []byte {
 // carry a valid trailer is vanishingly unlikely, and Inspect must agree with
 // MayContain about validity.
 func TestRandomBytes(t *testing.T) {
-	r := rng(seedFor(t))
+	r := testkit.Rand(testkit.Seed(t), 0)
 	p := FilterPolicy(10)
 	for n := 0; n < 300; n++ {
 		for range 20 {
@@ -128,18 +129,18 @@ func TestRandomBytes(t *testing.T) {
 }
 
 func TestLargeAndEmptyKeys(t *testing.T) {
-	r := rng(seedFor(t))
-	keys := newKeySet()
-	keys.add(nil)
-	keys.add([]byte{})
+	r := testkit.Rand(testkit.Seed(t), 0)
+	keys := new(testkit.Keys)
+	keys.Add(nil)
+	keys.Add([]byte{})
 	big := make([]byte, 1<<20)
 	for i := range big {
 		big[i] = byte(r.Uint32())
 	}
-	keys.add(big)
+	keys.Add(big)
 	big2 := append([]byte(nil), big...)
 	big2[len(big2)-1] ^= 1
-	keys.add(big2)
+	keys.Add(big2)
 	// 32-bit fingerprints: three distinct keys never share an entry.
 	p := Policy{FingerprintBits: 32}
 	block := build(p, keys)
@@ -150,13 +151,13 @@ func TestLargeAndEmptyKeys(t *testing.T) {
 }
 
 func TestMayContainAllocs(t *testing.T) {
-	r := rng(seedFor(t))
-	keys := randomKeys(r, 10000)
+	r := testkit.Rand(testkit.Seed(t), 0)
+	keys := testkit.RandomKeys(r, 10000)
 	for _, p := range []pebble.FilterPolicy{FilterPolicy(10), Policy{FingerprintBits: 12}, Policy{FingerprintBits: 24, SemiSort: true}} {
 		block := build(p, keys)
 		i := 0
 		allocs := testing.AllocsPerRun(1000, func() {
-			p.MayContain(pebble.TableFilter, block, keys.at(i%keys.len()))
+			p.MayContain(pebble.TableFilter, block, keys.At(i%keys.Len()))
 			i++
 		})
 		if allocs != 0 {
@@ -168,8 +169,8 @@ func TestMayContainAllocs(t *testing.T) {
 // TestConcurrentMayContain runs readers of one block from many goroutines;
 // under -race it proves MayContain neither writes the block nor shares state.
 func TestConcurrentMayContain(t *testing.T) {
-	r := rng(seedFor(t))
-	keys := randomKeys(r, 20000)
+	r := testkit.Rand(testkit.Seed(t), 0)
+	keys := testkit.RandomKeys(r, 20000)
 	p := FilterPolicy(12)
 	block := build(p, keys)
 	orig := append([]byte(nil), block...)
@@ -179,8 +180,8 @@ func TestConcurrentMayContain(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := g; i < keys.len(); i += 3 {
-				if !p.MayContain(pebble.TableFilter, block, keys.at(i)) {
+			for i := g; i < keys.Len(); i += 3 {
+				if !p.MayContain(pebble.TableFilter, block, keys.At(i)) {
 					errs <- i
 					return
 				}
@@ -237,7 +238,7 @@ func TestTrailerLayout(t *testing.T) {
 // byte of the width word (width, flags, reserved, version, magic) set at
 // random, or all 32 bytes random.
 func TestTrailerOK(t *testing.T) {
-	r := rng(seedFor(t))
+	r := testkit.Rand(testkit.Seed(t), 0)
 	var b [trailerLen]byte
 	for i := range 200000 {
 		tr := trailer{buckets: r.Uint64N(1 << 40), seed: r.Uint64(), keys: r.Uint32(),

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden filter blocks in testdata/golden")
@@ -46,7 +47,7 @@ var goldenCases = []struct {
 func TestGolden(t *testing.T) {
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
-			keys := sequentialKeys(tc.n)
+			keys := testkit.SequentialKeys(tc.n)
 			got := build(tc.p, keys)
 			path := filepath.Join("testdata", "golden", tc.name+".block")
 			if *update {
@@ -90,11 +91,11 @@ func TestGolden(t *testing.T) {
 			if oldInfo != info {
 				t.Fatalf("v1 block: Inspect %+v, v2 block %+v", oldInfo, info)
 			}
-			absent := randomKeys(rng(uint64(tc.n)), 2000)
-			for i := range absent.len() {
-				if FilterPolicy(10).MayContain(pebble.TableFilter, old, absent.at(i)) !=
-					FilterPolicy(10).MayContain(pebble.TableFilter, walk, absent.at(i)) {
-					t.Fatalf("v1 and v2 blocks answer differently for %x", absent.at(i))
+			absent := testkit.RandomKeys(testkit.Rand(uint64(tc.n), 0), 2000)
+			for i := range absent.Len() {
+				if FilterPolicy(10).MayContain(pebble.TableFilter, old, absent.At(i)) !=
+					FilterPolicy(10).MayContain(pebble.TableFilter, walk, absent.At(i)) {
+					t.Fatalf("v1 and v2 blocks answer differently for %x", absent.At(i))
 				}
 			}
 		})
@@ -103,7 +104,7 @@ func TestGolden(t *testing.T) {
 
 // readGolden reads a golden block, checks that every key is found in it and
 // that Inspect reads it, and returns the block and what Inspect says.
-func readGolden(t *testing.T, path string, keys *keySet) ([]byte, Info) {
+func readGolden(t *testing.T, path string, keys *testkit.Keys) ([]byte, Info) {
 	t.Helper()
 	block, err := os.ReadFile(path)
 	if err != nil {

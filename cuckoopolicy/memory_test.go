@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
 )
 
 // TestWriterMemory: AddKey through Finish allocates at most 16 bytes per key
@@ -17,7 +18,7 @@ func TestWriterMemory(t *testing.T) {
 	if testing.Short() {
 		n = 200000
 	}
-	keys := randomKeys(rng(seedFor(t)), n)
+	keys := testkit.RandomKeys(testkit.Rand(testkit.Seed(t), 0), n)
 	// FilterPolicy(17) and (32) keep their fingerprints in 32-bit slots
 	// while building, and so does Policy{20}, whose lower load gives each
 	// key more of them.
@@ -29,7 +30,7 @@ func TestWriterMemory(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		w := p.NewWriter(pebble.TableFilter)
 		for i := range n {
-			w.AddKey(keys.at(i))
+			w.AddKey(keys.At(i))
 		}
 		block := w.Finish(nil)
 		runtime.ReadMemStats(&after)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
 )
 
 // specTuples lists the sorted nibble 4-tuples in rank order.
@@ -88,25 +89,25 @@ func specMayContain(block, key []byte) (may, specified bool) {
 // answers exactly as MayContain does, for present and absent keys, in every
 // layout.
 func TestFormatMatchesSpec(t *testing.T) {
-	r := rng(seedFor(t))
+	r := testkit.Rand(testkit.Seed(t), 0)
 	for _, p := range []pebble.FilterPolicy{FilterPolicy(10), FilterPolicy(4), FilterPolicy(17), FilterPolicy(31),
 		Policy{FingerprintBits: 12}, Policy{FingerprintBits: 16}, Policy{FingerprintBits: 29, LoadFactor: 0.9}} {
-		keys := randomKeys(r, 700)
+		keys := testkit.RandomKeys(r, 700)
 		block := build(p, keys)
 		if p == FilterPolicy(4) {
 			// More than 16384 buckets: the second bucket comes from the window.
-			keys = randomKeys(r, 100000)
+			keys = testkit.RandomKeys(r, 100000)
 			block = build(p, keys)
 			if info, _ := Inspect(block); info.Buckets <= 16384 {
 				t.Fatalf("%d buckets: the window is not exercised", info.Buckets)
 			}
 		}
-		absent := randomKeys(r, 3000)
-		for _, ks := range []*keySet{keys, absent} {
-			for i := range ks.len() {
-				got := p.MayContain(pebble.TableFilter, block, ks.at(i))
-				if want, ok := specMayContain(block, ks.at(i)); got != want || !ok {
-					t.Fatalf("%v: key %x: MayContain %v, spec %v", p, ks.at(i), got, want)
+		absent := testkit.RandomKeys(r, 3000)
+		for _, ks := range []*testkit.Keys{keys, absent} {
+			for i := range ks.Len() {
+				got := p.MayContain(pebble.TableFilter, block, ks.At(i))
+				if want, ok := specMayContain(block, ks.At(i)); got != want || !ok {
+					t.Fatalf("%v: key %x: MayContain %v, spec %v", p, ks.At(i), got, want)
 				}
 			}
 		}

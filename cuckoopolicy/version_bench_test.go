@@ -6,6 +6,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	pbloom "github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
 )
 
 // BenchmarkMayContainVersions reads the same FilterPolicy(10) table as a
@@ -21,11 +22,11 @@ func BenchmarkMayContainVersions(b *testing.B) {
 		// The filters are built inside the n level, so that -bench selects
 		// which sizes are built, not only which are timed.
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			r := rng(1)
-			keys := randomKeys(r, n)
+			r := testkit.Rand(1, 0)
+			keys := testkit.RandomKeys(r, n)
 			// Enough queries that the lines they touch do not stay in the
 			// last cache level between rounds for the large filter.
-			queries := randomKeys(r, 1<<21)
+			queries := testkit.RandomKeys(r, 1<<21)
 			v2 := build(FilterPolicy(10), keys)
 			blocks := []struct {
 				name  string
@@ -40,7 +41,7 @@ func BenchmarkMayContainVersions(b *testing.B) {
 				b.Run(bl.name, func(b *testing.B) {
 					i := 0
 					for b.Loop() {
-						bl.p.MayContain(pebble.TableFilter, bl.block, queries.at(i&(1<<21-1)))
+						bl.p.MayContain(pebble.TableFilter, bl.block, queries.At(i&(1<<21-1)))
 						i++
 					}
 				})
