@@ -92,9 +92,9 @@
 // fingerprints of up to 16 bits and 25 beyond, and 12 bytes for each key the
 // greedy pass leaves to the walks (room for as many as the table's load
 // leaves, at most a thirteenth of the keys, is made at once). With n keys in
-// m buckets that is about 8 + 17m/n + 12/13 bytes per key up to 16 bits
-// (under 15 at the loads FilterPolicy builds) and 8 + 25m/n + 12/13 beyond
-// (under 16 for FilterPolicy; more for a Policy at a low load).
+// m buckets that is at most about 8 + 17m/n + 12/13 bytes per key up to 16
+// bits (about 14 at the loads FilterPolicy builds) and 8 + 25m/n + 12/13
+// beyond (about 16; more for a Policy at a low load).
 //
 // # Block format
 //

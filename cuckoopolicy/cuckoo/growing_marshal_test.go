@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/cuckoohash"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
@@ -391,7 +392,10 @@ func sideTableHeavy(t *testing.T, capacity int) []byte {
 }
 
 // TestGrowingUnmarshalAllocation checks that decoding allocates in
-// proportion to the input, on honest encodings and on side-table-heavy ones.
+// proportion to the input, on honest encodings and on side-table-heavy ones:
+// no more than what the decoded filter keeps (growingBytes), whose tables
+// are at most maxSnappyRatio bytes per byte of input and whose side table
+// has at most an entry per four bytes.
 func TestGrowingUnmarshalAllocation(t *testing.T) {
 	inputs := map[string][]byte{}
 	for _, c := range []int{1, 40, 397, 2000} {
@@ -406,21 +410,46 @@ func TestGrowingUnmarshalAllocation(t *testing.T) {
 	}
 	for name, data := range inputs {
 		const runs = 20
+		var g Growing
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		for range runs {
-			var g Growing
+			g = Growing{}
 			if err := g.UnmarshalBinary(data); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 		}
 		runtime.ReadMemStats(&after)
-		per := float64(after.TotalAlloc-before.TotalAlloc) / runs / float64(len(data))
-		t.Logf("%s: %d bytes, %.1f bytes allocated per byte", name, len(data), per)
-		if per > 24 {
-			t.Errorf("%s: decoding allocates %.1f bytes per byte of input", name, per)
+		per := float64(after.TotalAlloc-before.TotalAlloc) / runs
+		tables, kept := growingBytes(&g)
+		t.Logf("%s: %d bytes, %.0f bytes allocated, %d kept (%.1f per byte of input)", name, len(data), per, kept, per/float64(len(data)))
+		// Allocations round up to Go's size classes (at most an eighth
+		// more), and the stage list grows by appending.
+		if bound := kept*9/8 + 2*cap(g.stages)*int(unsafe.Sizeof(growStage{})) + 1024; per > float64(bound) {
+			t.Errorf("%s: decoding allocates %.0f bytes; it keeps %d, which allows %d", name, per, kept, bound)
+		}
+		if tables > maxSnappyRatio*len(data) || len(g.extra) > len(data)/4 {
+			t.Errorf("%s: %d bytes of tables and %d side-table entries from %d bytes", name, tables, len(g.extra), len(data))
 		}
 	}
+}
+
+// growingBytes returns the bytes of g's tables, and the bytes g keeps in
+// all: the tables, a Filter and a stage entry per stage, and its side table,
+// measured by building a map of as many entries.
+func growingBytes(g *Growing) (tables, kept int) {
+	for _, s := range g.stages {
+		tables += len(s.f.t.Data)
+	}
+	kept = tables + cap(g.stages)*int(unsafe.Sizeof(growStage{})+unsafe.Sizeof(Filter{}))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	m := make(map[classKey]int, len(g.extra))
+	for ck, n := range g.extra {
+		m[ck] = n
+	}
+	runtime.ReadMemStats(&after)
+	return tables, kept + int(after.TotalAlloc-before.TotalAlloc)
 }
 
 // TestGrowingUnmarshalOtherSizing decodes a chain whose first stage is
