@@ -103,21 +103,21 @@ func (c Config) normalize() (Config, error) {
 // Filter is a dynamic cuckoo filter (Fan et al., CoNEXT 2014): a set of keys
 // with insert, delete and a false-positive rate of about 8*load/2^f.
 //
-// Each key has a fingerprint and two buckets of four slots; the second
-// bucket is derived from the first and the fingerprint alone (partial-key
-// cuckoo hashing), so fingerprints can move without their keys. An insert
-// that finds both buckets full evicts residents along a random walk of at
-// most MaxKicks steps; a fingerprint left homeless goes to a small victim
-// stash, and when that is full the walk is undone and Insert returns ErrFull:
-// a failed insert never loses a resident. Once the stash is full (the table
-// is then at its limit, near 97% load) an insert tries a single eviction step
-// and fails fast instead of walking; but while the filter holds fewer keys
-// than the load New sizes its table for (deletes have emptied it since), it
-// first walks stashed entries back into the table, so that a filter filled
-// past its capacity and emptied below it takes keys again up to capacity.
-// (With 2- and 3-bit fingerprints a few crowded pairs of buckets can outlast
-// the deletes and keep an insert or two from going in: such narrow
-// fingerprints crowd a table far more than wider ones.)
+// Each key has a fingerprint and two buckets of four slots; the second bucket
+// is derived from the first and the fingerprint alone (partial-key cuckoo
+// hashing), so fingerprints can move without their keys. An insert that finds
+// both buckets full evicts residents along a random walk of at most MaxKicks
+// steps; the fingerprint left without a slot goes to a small victim stash, and
+// when that is full the walk is undone and Insert returns ErrFull: a failed
+// insert never loses a resident. Once the stash is full (the table is then at
+// its limit, near 97% load) an insert tries a single eviction step and fails
+// fast instead of walking; but while the filter holds fewer keys than the load
+// New sizes its table for (deletes have emptied it since), it first walks
+// stashed entries back into the table, so that a filter filled past its
+// capacity and emptied below it takes keys again up to capacity. (With 2- and
+// 3-bit fingerprints a few crowded pairs of buckets can outlast the deletes and
+// keep an insert or two from going in: such narrow fingerprints crowd a table
+// far more than wider ones.)
 //
 // A Filter is a multiset of fingerprints: inserting a key twice stores two
 // copies, and eight copies of one key fit (two buckets of four; more only
@@ -151,7 +151,7 @@ type Filter struct {
 	sized    float64 // sizedLoad, once computed (0 before)
 }
 
-// stashEntry is a homeless fingerprint and the lower bucket of its pair.
+// stashEntry is a fingerprint without a slot and the lower bucket of its pair.
 type stashEntry struct {
 	b  uint64
 	fp uint32
@@ -509,8 +509,8 @@ func (f *Filter) drainStash() bool {
 
 // walk places fp, both of whose buckets i1 and i2 are full, by evicting
 // residents along a random walk of at most maxKicks steps. The entry left
-// homeless when the kicks run out goes to the stash if stash is set and the
-// stash has room; else the walk is undone and walk reports false. It does
+// without a slot when the kicks run out goes to the stash if stash is set and
+// the stash has room; else the walk is undone and walk reports false. It does
 // not change the count.
 func (f *Filter) walk(i1, i2 uint64, fp uint32, stash bool) bool {
 	if f.path == nil {
