@@ -17,9 +17,9 @@ var SpreadNarrow = func() (t [5][16]uint64) {
 	return t
 }()
 
-// Probe reports whether either of two fast buckets (4f <= 64), as loaded
+// probe reports whether either of two fast buckets (4f <= 64), as loaded
 // and shifted down to bit 0, holds fp. Bits above a bucket are ignored.
-func Probe(w1, w2 uint64, fp uint32, f uint, semi bool) bool {
+func probe(w1, w2 uint64, fp uint32, f uint, semi bool) bool {
 	if semi && f > 4 {
 		// Match the (f-4)-bit remainders and the decoded low nibbles
 		// separately, each as a mask of slots, without branches.

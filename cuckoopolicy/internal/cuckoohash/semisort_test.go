@@ -85,7 +85,7 @@ func TestSemiSortEveryCodeEveryWidth(t *testing.T) {
 				}
 				if fp != 0 && f <= 16 {
 					w := tb.rawWord(uint64(c))
-					if !Probe(w, w, fp, f, true) {
+					if !probe(w, w, fp, f, true) {
 						t.Fatalf("f=%d code %d: probe(%x) false", f, c, fp)
 					}
 				}

@@ -35,10 +35,10 @@ type Table struct {
 	Fast bool
 }
 
-var ErrParams = errors.New("cuckoohash: bad table parameters")
+var errParams = errors.New("cuckoohash: bad table parameters")
 
-// BucketBitsFor returns the size in bits of one bucket.
-func BucketBitsFor(f uint, semi bool) uint {
+// bucketBitsFor returns the size in bits of one bucket.
+func bucketBitsFor(f uint, semi bool) uint {
 	if semi {
 		return Slots*f - 4
 	}
@@ -54,7 +54,7 @@ func TableBytes(m uint64, f uint, semi bool) (int, bool) {
 	if m > MaxBuckets || f > MaxFingerprintBits {
 		return 0, false
 	}
-	n := (m*uint64(BucketBitsFor(f, semi))+7)/8 + PadBytes
+	n := (m*uint64(bucketBitsFor(f, semi))+7)/8 + PadBytes
 	if n > math.MaxInt {
 		return 0, false
 	}
@@ -71,7 +71,7 @@ func ValidWidth(f int) bool { return f >= MinFingerprintBits && f <= MaxFingerpr
 func NewTable(m uint64, f uint, semi bool) (Table, error) {
 	n, ok := TableBytes(m, f, semi)
 	if !ok || !ValidWidth(int(f)) {
-		return Table{}, ErrParams
+		return Table{}, errParams
 	}
 	return TableOn(make([]byte, n), m, f, semi)
 }
@@ -80,9 +80,9 @@ func NewTable(m uint64, f uint, semi bool) (Table, error) {
 func TableOn(data []byte, m uint64, f uint, semi bool) (Table, error) {
 	n, ok := TableBytes(m, f, semi)
 	if !ok || !ValidWidth(int(f)) || len(data) != n {
-		return Table{}, ErrParams
+		return Table{}, errParams
 	}
-	t := Table{Data: data, M: m, F: f, Semi: semi, BucketBits: BucketBitsFor(f, semi)}
+	t := Table{Data: data, M: m, F: f, Semi: semi, BucketBits: bucketBitsFor(f, semi)}
 	t.Fast = Slots*f <= 64
 	return t, nil
 }
@@ -270,7 +270,7 @@ func (t *Table) PutWord(i, w uint64, fp uint32) bool {
 // before either is compared, so their cache misses overlap.
 func (t *Table) Contains(i1, i2 uint64, fp uint32) bool {
 	if t.Fast {
-		return Probe(t.Word(i1), t.Word(i2), fp, t.F, t.Semi)
+		return probe(t.Word(i1), t.Word(i2), fp, t.F, t.Semi)
 	}
 	return t.ContainsSlow(i1, i2, fp)
 }
