@@ -39,14 +39,7 @@ var (
 // 12-bit code alone.
 func semi4(d []byte, m, seed, h uint64) bool {
 	const f = 4
-	if !checkLength(d, m, 4*f-4) {
-		return unreadable(d, m)
-	}
-	x := cuckoohash.Mix(h, seed)
-	y := cuckoohash.Remix(x)
-	i1 := cuckoohash.Reduce(x, m)
-	fp := cuckoohash.Fingerprint(y, f)
-	w1, w2 := load(d, i1*(4*f-4)), load(d, second(i1, y, m)*(4*f-4))
+{{template "buckets" "4*f-4"}}
 	nib := uint16(fp & 15)
 	return cuckoohash.HasNibble(cuckoohash.DecodeTable[w1&0xfff], nib) || cuckoohash.HasNibble(cuckoohash.DecodeTable[w2&0xfff], nib)
 }
@@ -56,14 +49,7 @@ func semi{{.F}}(d []byte, m, seed, h uint64) bool {
 	const onesR = 1 | 1<<r | 1<<(2*r) | 1<<(3*r)
 	const highR = onesR << (r - 1)
 	const lowR = onesR*(1<<r-1) &^ highR
-	if !checkLength(d, m, 4*f-4) {
-		return unreadable(d, m)
-	}
-	x := cuckoohash.Mix(h, seed)
-	y := cuckoohash.Remix(x)
-	i1 := cuckoohash.Reduce(x, m)
-	fp := cuckoohash.Fingerprint(y, f)
-	w1, w2 := load(d, i1*(4*f-4)), load(d, second(i1, y, m)*(4*f-4))
+{{template "buckets" "4*f-4"}}
 	q := uint64(fp>>4) * onesR
 	x1, x2 := (w1>>12^q)&(lowR|highR), (w2>>12^q)&(lowR|highR)
 	z1 := ^(x1&lowR + lowR | x1) & highR
@@ -85,19 +71,22 @@ func plain{{.F}}(d []byte, m, seed, h uint64) bool {
 	const f = {{.F}}
 	const ones = 1 | 1<<f | 1<<(2*f) | 1<<(3*f)
 	const lanes = 1<<(4*f) - 1
-	if !checkLength(d, m, 4*f) {
+{{template "buckets" "4*f"}}
+	q := uint64(fp) * ones
+	x1, x2 := (w1^q)&lanes, (w2^q)&lanes
+	return ((x1-ones)&^x1|(x2-ones)&^x2)&(ones<<(f-1)) != 0
+}
+{{end}}
+{{- /* buckets, given the bits of a bucket: check the length, address the key, load both buckets. */}}
+{{- define "buckets"}}	if !checkLength(d, m, {{.}}) {
 		return unreadable(d, m)
 	}
 	x := cuckoohash.Mix(h, seed)
 	y := cuckoohash.Remix(x)
 	i1 := cuckoohash.Reduce(x, m)
 	fp := cuckoohash.Fingerprint(y, f)
-	w1, w2 := load(d, i1*(4*f)), load(d, second(i1, y, m)*(4*f))
-	q := uint64(fp) * ones
-	x1, x2 := (w1^q)&lanes, (w2^q)&lanes
-	return ((x1-ones)&^x1|(x2-ones)&^x2)&(ones<<(f-1)) != 0
-}
-{{end}}`
+	w1, w2 := load(d, i1*({{.}})), load(d, second(i1, y, m)*({{.}}))
+{{- end}}`
 
 type width struct{ F, R int }
 
