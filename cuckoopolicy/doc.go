@@ -6,19 +6,19 @@
 //
 // # Use
 //
-// FilterPolicy(10) is a drop-in for bloom.FilterPolicy(10). Set it on every
-// level (L0 has no filter by default, and each level copies the one above):
+// FilterPolicy(10) takes the place of bloom.FilterPolicy(10). Configure a
+// database with Apply, which sets it on every level (L0 has no filter by
+// default) and registers the readers of both bloom and cuckoo blocks:
 //
 //	opts := &pebble.Options{}
-//	for i := range opts.Levels {
-//		opts.Levels[i].FilterPolicy = cuckoopolicy.FilterPolicy(10)
-//	}
+//	cuckoopolicy.Apply(opts, cuckoopolicy.FilterPolicy(10))
 //
-// Pebble stores the policy's name in the OPTIONS file; to parse one, pass
-// ParseFilterPolicy as pebble.ParseHooks.NewFilterPolicy. Databases may mix
-// bloom and cuckoo tables: each table names its filter, and a reader whose
-// Options.Filters lacks a table's policy simply reads that table without a
-// filter.
+// Pebble reads a table's filter only if Options.Filters holds the name of the
+// policy that wrote it; a database whose levels are switched without Apply
+// reads its older tables with no filter until compactions rewrite them.
+// FilterUsage shows how far compactions have carried a switch. Pebble stores
+// the policy's name in the OPTIONS file; to parse one, pass ParseFilterPolicy
+// as pebble.ParseHooks.NewFilterPolicy.
 //
 // Use Policy for other layouts (plain buckets, a chosen fingerprint width or
 // load). Below 9 bits per key a bloom filter has fewer false positives than

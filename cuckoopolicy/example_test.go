@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
@@ -25,16 +26,44 @@ func ExampleFilterPolicy() {
 	// f=10 semi-sorted=true keys=1000 bits/key<=10: true
 }
 
-// Options for a Pebble database with the cuckoo filter on every level.
-func ExampleFilterPolicy_options() {
+// Options for a Pebble database with the cuckoo filter on every level, which
+// keep reading the bloom filters of tables written before the switch.
+func ExampleApply() {
 	opts := &pebble.Options{}
-	for i := range opts.Levels {
-		opts.Levels[i].FilterPolicy = cuckoopolicy.FilterPolicy(10)
-		opts.Levels[i].FilterType = pebble.TableFilter
-	}
+	cuckoopolicy.Apply(opts, cuckoopolicy.FilterPolicy(10))
 	opts.EnsureDefaults()
-	fmt.Println(opts.Levels[0].FilterPolicy.Name())
-	// Output: pebble_cuckoo.v1
+	fmt.Println(opts.Levels[0].FilterPolicy, opts.Levels[6].FilterPolicy)
+	for _, name := range []string{"pebble_cuckoo.v1", "rocksdb.BuiltinBloomFilter"} {
+		fmt.Printf("reads %s: %v\n", name, opts.Filters[name] != nil)
+	}
+	// Output:
+	// cuckoopolicy.FilterPolicy(10) cuckoopolicy.FilterPolicy(10)
+	// reads pebble_cuckoo.v1: true
+	// reads rocksdb.BuiltinBloomFilter: true
+}
+
+// Watching a switch: the tables each policy's filter covers, per level.
+func ExampleFilterUsage() {
+	opts := &pebble.Options{FS: vfs.NewMem(), Logger: quietLogger{}}
+	cuckoopolicy.Apply(opts, cuckoopolicy.FilterPolicy(10))
+	db, err := pebble.Open("db", opts)
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	for i := range 1000 {
+		db.Set(fmt.Appendf(nil, "key%04d", i), nil, pebble.NoSync)
+	}
+	db.Flush()
+	rows, err := cuckoopolicy.FilterUsage(db)
+	if err != nil {
+		panic(err)
+	}
+	for _, u := range rows {
+		fmt.Printf("L%d %s: %d table(s), %d keys, %.1f filter bits per key\n", u.Level, u.Policy, u.Tables, u.Keys, u.BitsPerKey())
+	}
+	// Output:
+	// L0 pebble_cuckoo.v1: 1 table(s), 1000 keys, 10.0 filter bits per key
 }
 
 // Parsing an OPTIONS file that names the cuckoo policy.
