@@ -316,6 +316,27 @@ func sumLevels(r *Report, last int, f func(*Level) int) int64 {
 	return n
 }
 
+// checkReadModel checks the report's read model of the database under dir
+// (not a CockroachDB one) against the filter checks and positives Pebble
+// counts for rep's probes: with Get (L0-L5) and with prefix reads with
+// UseL6Filters (L0-L6).
+func checkReadModel(t *testing.T, dir string, rep *Report) {
+	t.Helper()
+	for _, prefix := range []bool{false, true} {
+		last := NumLevels - 2
+		if prefix {
+			last = NumLevels - 1
+		}
+		checks, pos := pebbleFilterCounts(t, dir, false, rep.probeKeys, prefix)
+		wantChecks := sumLevels(rep, last, func(L *Level) int { return L.Checks })
+		wantPos := sumLevels(rep, last, func(L *Level) int { return L.NowFalsePos })
+		if checks != wantChecks || pos != wantPos {
+			t.Errorf("prefix reads %v: Pebble counted %d filter checks, %d positive; whatif %d, %d",
+				prefix, checks, pos, wantChecks, wantPos)
+		}
+	}
+}
+
 func candidateIndex(t *testing.T, r *Report, name string) int {
 	t.Helper()
 	i := slices.Index(r.Candidates, name)
@@ -395,21 +416,8 @@ func TestAnalyze(t *testing.T) {
 		t.Errorf("baseline %q, want now", rep.Baseline)
 	}
 
-	// The read model against Pebble: the filter checks and positives of
-	// Get (L0-L5) and of prefix reads with UseL6Filters (L0-L6).
-	for _, prefix := range []bool{false, true} {
-		last := NumLevels - 2
-		if prefix {
-			last = NumLevels - 1
-		}
-		checks, pos := pebbleFilterCounts(t, dir, false, rep.probeKeys, prefix)
-		wantChecks := sumLevels(rep, last, func(L *Level) int { return L.Checks })
-		wantPos := sumLevels(rep, last, func(L *Level) int { return L.NowFalsePos })
-		if checks != wantChecks || pos != wantPos {
-			t.Errorf("prefix reads %v: Pebble counted %d filter checks, %d positive; whatif %d, %d",
-				prefix, checks, pos, wantChecks, wantPos)
-		}
-	}
+	// The read model against Pebble.
+	checkReadModel(t, dir, rep)
 
 	// Cuckoo's rate does not depend on the keys' shape: the report's rate
 	// on the database agrees with a direct measurement on other keys.
@@ -715,19 +723,7 @@ func TestAnalyzeVirtual(t *testing.T) {
 	if keys != 8000 {
 		t.Errorf("%d filter keys after excising 2000 of 10000, want 8000", keys)
 	}
-	for _, prefix := range []bool{false, true} {
-		last := NumLevels - 2
-		if prefix {
-			last = NumLevels - 1
-		}
-		checks, pos := pebbleFilterCounts(t, dir, false, rep.probeKeys, prefix)
-		wantChecks := sumLevels(rep, last, func(L *Level) int { return L.Checks })
-		wantPos := sumLevels(rep, last, func(L *Level) int { return L.NowFalsePos })
-		if checks != wantChecks || pos != wantPos {
-			t.Errorf("prefix reads %v: Pebble counted %d filter checks, %d positive; whatif %d, %d",
-				prefix, checks, pos, wantChecks, wantPos)
-		}
-	}
+	checkReadModel(t, dir, rep)
 }
 
 // A database that already uses the cuckoo policy: its blocks are probed,
