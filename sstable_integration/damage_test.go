@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -364,66 +365,62 @@ func (w damagingWriter) Finish(dst []byte) []byte {
 // is reported.
 func TestDamagedFilterInDB(t *testing.T) {
 	seed := pebbletest.Seed(t)
-	for _, f := range dbFormats {
-		t.Run(f.name, func(t *testing.T) {
-			rng := pebbletest.Rand(seed)
-			fs := vfs.NewMem()
-			o := dbOptions(fs, f, cuckoopolicy.FilterPolicy(10))
-			o.DisableAutomaticCompactions = true
-			// Pebble's default reaction to corruption is Logger.Fatalf.
-			var corruptions atomic.Int64
-			o.EventListener = &pebble.EventListener{
-				DataCorruption: func(pebble.DataCorruptionInfo) { corruptions.Add(1) },
-			}
-			db := openDB(t, "db", o)
-			want := oracle{}
-			// Small tables: on a checksum mismatch Pebble searches the block
-			// for a single flipped bit, at a cost quadratic in its size.
-			writeInterleaved(t, db, "k", pebbletest.Scale(1000, 2000, 8000), 4, want)
-			tables := liveTables(t, db, fs, "db")
-			closeDB(t, db)
+	eachFormat(t, seed, func(t *testing.T, f dbFormat, rng *rand.Rand, fs *vfs.MemFS) {
+		o := dbOptions(fs, f, cuckoopolicy.FilterPolicy(10))
+		o.DisableAutomaticCompactions = true
+		// Pebble's default reaction to corruption is Logger.Fatalf.
+		var corruptions atomic.Int64
+		o.EventListener = &pebble.EventListener{
+			DataCorruption: func(pebble.DataCorruptionInfo) { corruptions.Add(1) },
+		}
+		db := openDB(t, "db", o)
+		want := oracle{}
+		// Small tables: on a checksum mismatch Pebble searches the block
+		// for a single flipped bit, at a cost quadratic in its size.
+		writeInterleaved(t, db, "k", pebbletest.Scale(1000, 2000, 8000), 4, want)
+		tables := liveTables(t, db, fs, "db")
+		closeDB(t, db)
 
-			victim := tables[rng.IntN(len(tables))].path
-			_, blk, layout := readFilterBlock(t, fs, victim, sstable.ReaderOptions{})
-			file := []byte(readAll(t, fs, victim))
-			off := int(layout.Filter[0].Offset) + rng.IntN(len(blk))
-			file[off] ^= 1 << rng.IntN(8)
-			if err := fs.Remove(victim); err != nil {
-				t.Fatal(err)
-			}
-			w, err := fs.Create(victim, vfs.WriteCategoryUnspecified)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := w.Write(slices.Clone(file)); err != nil { // see probe
-				t.Fatal(err)
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("flipped a bit at offset %d of %s (filter block at %d, %d bytes)", off, victim, layout.Filter[0].Offset, len(blk))
+		victim := tables[rng.IntN(len(tables))].path
+		_, blk, layout := readFilterBlock(t, fs, victim, sstable.ReaderOptions{})
+		file := []byte(readAll(t, fs, victim))
+		off := int(layout.Filter[0].Offset) + rng.IntN(len(blk))
+		file[off] ^= 1 << rng.IntN(8)
+		if err := fs.Remove(victim); err != nil {
+			t.Fatal(err)
+		}
+		w, err := fs.Create(victim, vfs.WriteCategoryUnspecified)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(slices.Clone(file)); err != nil { // see probe
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("flipped a bit at offset %d of %s (filter block at %d, %d bytes)", off, victim, layout.Filter[0].Offset, len(blk))
 
-			db = openDB(t, "db", o)
-			defer closeDB(t, db)
-			errs := 0
-			for k, v := range want {
-				got, closer, err := db.Get([]byte(k))
-				switch {
-				case err == pebble.ErrNotFound:
-					t.Fatalf("Get(%q): not found, with a damaged filter block", k)
-				case err != nil:
-					errs++
-				default:
-					if string(got) != v {
-						t.Fatalf("Get(%q) = %q, want %q", k, got, v)
-					}
-					_ = closer.Close()
+		db = openDB(t, "db", o)
+		defer closeDB(t, db)
+		errs := 0
+		for k, v := range want {
+			got, closer, err := db.Get([]byte(k))
+			switch {
+			case err == pebble.ErrNotFound:
+				t.Fatalf("Get(%q): not found, with a damaged filter block", k)
+			case err != nil:
+				errs++
+			default:
+				if string(got) != v {
+					t.Fatalf("Get(%q) = %q, want %q", k, got, v)
 				}
+				_ = closer.Close()
 			}
-			t.Logf("%d of %d Gets reported the damage, the others read correctly; %d corruption events", errs, len(want), corruptions.Load())
-			if errs == 0 || corruptions.Load() == 0 {
-				t.Fatalf("no Get reported the damaged filter block")
-			}
-		})
-	}
+		}
+		t.Logf("%d of %d Gets reported the damage, the others read correctly; %d corruption events", errs, len(want), corruptions.Load())
+		if errs == 0 || corruptions.Load() == 0 {
+			t.Fatalf("no Get reported the damaged filter block")
+		}
+	})
 }

@@ -120,35 +120,31 @@ func TestDBOverlappingL0(t *testing.T) {
 	seed := pebbletest.Seed(t)
 	const tables = 8
 	n, m := pebbletest.Scale(4000, 16000, 64000), pebbletest.Scale(1000, 4000, 20000)
-	for _, f := range dbFormats {
-		t.Run(f.name, func(t *testing.T) {
-			rng := pebbletest.Rand(seed)
-			fs := vfs.NewMem()
-			o := dbOptions(fs, f, cuckoopolicy.FilterPolicy(10))
-			o.DisableAutomaticCompactions = true
-			db := openDB(t, "db", o)
-			defer closeDB(t, db)
-			want := oracle{}
-			writeInterleaved(t, db, "k", n, tables, want)
-			if c := levelCounts(db); c[0] != tables {
-				t.Fatalf("tables per level %v, want %d overlapping L0 tables", c, tables)
-			}
-			requireAllCuckoo(t, db, fs, "db")
-			absent := absentOdd(rng, "k", n, m)
-			checkReader(t, f.name, db, bytes.Compare, want, absent)
+	eachFormat(t, seed, func(t *testing.T, f dbFormat, rng *rand.Rand, fs *vfs.MemFS) {
+		o := dbOptions(fs, f, cuckoopolicy.FilterPolicy(10))
+		o.DisableAutomaticCompactions = true
+		db := openDB(t, "db", o)
+		defer closeDB(t, db)
+		want := oracle{}
+		writeInterleaved(t, db, "k", n, tables, want)
+		if c := levelCounts(db); c[0] != tables {
+			t.Fatalf("tables per level %v, want %d overlapping L0 tables", c, tables)
+		}
+		requireAllCuckoo(t, db, fs, "db")
+		absent := absentOdd(rng, "k", n, m)
+		checkReader(t, f.name, db, bytes.Compare, want, absent)
 
-			fm := absentGets(t, db, absent)
-			if fm.Hits+fm.Misses != int64(tables*len(absent)) {
-				t.Fatalf("%d absent Gets consulted %d filters, want %d (all %d tables)",
-					len(absent), fm.Hits+fm.Misses, tables*len(absent), tables)
-			}
-			_, bound := dbFPRBound(t, db, fs, "db", int(fm.Hits+fm.Misses))
-			t.Logf("%d absent Gets: %d filter probes passed, %d skipped", len(absent), fm.Misses, fm.Hits)
-			if float64(fm.Misses) > bound {
-				t.Fatalf("%d of %d probes of absent keys passed the filters, bound %.1f", fm.Misses, fm.Hits+fm.Misses, bound)
-			}
-		})
-	}
+		fm := absentGets(t, db, absent)
+		if fm.Hits+fm.Misses != int64(tables*len(absent)) {
+			t.Fatalf("%d absent Gets consulted %d filters, want %d (all %d tables)",
+				len(absent), fm.Hits+fm.Misses, tables*len(absent), tables)
+		}
+		_, bound := dbFPRBound(t, db, fs, "db", int(fm.Hits+fm.Misses))
+		t.Logf("%d absent Gets: %d filter probes passed, %d skipped", len(absent), fm.Misses, fm.Hits)
+		if float64(fm.Misses) > bound {
+			t.Fatalf("%d of %d probes of absent keys passed the filters, bound %.1f", fm.Misses, fm.Hits+fm.Misses, bound)
+		}
+	})
 }
 
 // TestDBL6Filters compacts everything into L6 and checks Pebble's rules there:
@@ -157,43 +153,39 @@ func TestDBOverlappingL0(t *testing.T) {
 func TestDBL6Filters(t *testing.T) {
 	seed := pebbletest.Seed(t)
 	n, m := pebbletest.Scale(4000, 16000, 64000), pebbletest.Scale(1000, 4000, 20000)
-	for _, f := range dbFormats {
-		t.Run(f.name, func(t *testing.T) {
-			rng := pebbletest.Rand(seed)
-			fs := vfs.NewMem()
-			db := openDB(t, "db", dbOptions(fs, f, cuckoopolicy.FilterPolicy(12)))
-			defer closeDB(t, db)
-			want := oracle{}
-			writeInterleaved(t, db, "k", n, 3, want)
-			if err := db.Compact(context.Background(), key("k", 0), key("k", 2*n+1), false); err != nil {
-				t.Fatal(err)
-			}
-			c := levelCounts(db)
-			if c[6] != 1 || slices.Max(c[:6]) != 0 {
-				t.Fatalf("tables per level %v, want one table, in L6", c)
-			}
-			requireAllCuckoo(t, db, fs, "db")
-			absent := absentOdd(rng, "k", n, m)
+	eachFormat(t, seed, func(t *testing.T, f dbFormat, rng *rand.Rand, fs *vfs.MemFS) {
+		db := openDB(t, "db", dbOptions(fs, f, cuckoopolicy.FilterPolicy(12)))
+		defer closeDB(t, db)
+		want := oracle{}
+		writeInterleaved(t, db, "k", n, 3, want)
+		if err := db.Compact(context.Background(), key("k", 0), key("k", 2*n+1), false); err != nil {
+			t.Fatal(err)
+		}
+		c := levelCounts(db)
+		if c[6] != 1 || slices.Max(c[:6]) != 0 {
+			t.Fatalf("tables per level %v, want one table, in L6", c)
+		}
+		requireAllCuckoo(t, db, fs, "db")
+		absent := absentOdd(rng, "k", n, m)
 
-			if fm := absentGets(t, db, absent); fm.Hits+fm.Misses != 0 {
-				t.Fatalf("db.Get consulted L6 filters: %+v", fm)
-			}
-			probe := func(useL6 bool) sstable.FilterMetrics { return absentSeeks(t, db, absent, useL6) }
-			if fm := probe(false); fm.Hits+fm.Misses != 0 {
-				t.Fatalf("an iterator without UseL6Filters consulted L6 filters: %+v", fm)
-			}
-			fm := probe(true)
-			if fm.Hits+fm.Misses != int64(len(absent)) {
-				t.Fatalf("UseL6Filters: %d filter probes for %d absent prefixes", fm.Hits+fm.Misses, len(absent))
-			}
-			_, bound := dbFPRBound(t, db, fs, "db", len(absent))
-			t.Logf("UseL6Filters: %d of %d absent prefixes skipped", fm.Hits, len(absent))
-			if float64(fm.Misses) > bound {
-				t.Fatalf("UseL6Filters: %d of %d absent prefixes passed the filter, bound %.1f", fm.Misses, len(absent), bound)
-			}
-			checkReader(t, f.name, db, bytes.Compare, want, absent)
-		})
-	}
+		if fm := absentGets(t, db, absent); fm.Hits+fm.Misses != 0 {
+			t.Fatalf("db.Get consulted L6 filters: %+v", fm)
+		}
+		probe := func(useL6 bool) sstable.FilterMetrics { return absentSeeks(t, db, absent, useL6) }
+		if fm := probe(false); fm.Hits+fm.Misses != 0 {
+			t.Fatalf("an iterator without UseL6Filters consulted L6 filters: %+v", fm)
+		}
+		fm := probe(true)
+		if fm.Hits+fm.Misses != int64(len(absent)) {
+			t.Fatalf("UseL6Filters: %d filter probes for %d absent prefixes", fm.Hits+fm.Misses, len(absent))
+		}
+		_, bound := dbFPRBound(t, db, fs, "db", len(absent))
+		t.Logf("UseL6Filters: %d of %d absent prefixes skipped", fm.Hits, len(absent))
+		if float64(fm.Misses) > bound {
+			t.Fatalf("UseL6Filters: %d of %d absent prefixes passed the filter, bound %.1f", fm.Misses, len(absent), bound)
+		}
+		checkReader(t, f.name, db, bytes.Compare, want, absent)
+	})
 }
 
 // The random workload's key spaces: "k" keys take every kind of write, "s"
@@ -405,26 +397,22 @@ func (wd *workloadDB) maintain(r int) {
 // another instance of the family, and finds every key with the filters used.
 func TestDBReopen(t *testing.T) {
 	seed := pebbletest.Seed(t)
-	for _, f := range dbFormats {
-		t.Run(f.name, func(t *testing.T) {
-			rng := pebbletest.Rand(seed)
-			fs := vfs.NewMem()
-			n := pebbletest.Scale(2000, 6000, 20000)
-			want := oracle{}
-			db := openDB(t, "db", dbOptions(fs, f, cuckoopolicy.FilterPolicy(10)))
-			writeInterleaved(t, db, "k", n, 4, want)
-			closeDB(t, db)
-			absent := absentOdd(rng, "k", n, n/4)
-			for _, p := range []pebble.FilterPolicy{cuckoopolicy.FilterPolicy(10), cuckoopolicy.Policy{}, cuckoopolicy.FilterPolicy(16)} {
-				db := openDB(t, "db", dbOptions(fs, f, p))
-				checkReader(t, fmt.Sprintf("reopened with %s", policyString(p)), db, bytes.Compare, want, absent)
-				if fm := absentProbes(t, db, absent); fm.Hits == 0 {
-					t.Fatalf("reopened with %s: no absent Get was filtered (%+v)", policyString(p), fm)
-				}
-				closeDB(t, db)
+	eachFormat(t, seed, func(t *testing.T, f dbFormat, rng *rand.Rand, fs *vfs.MemFS) {
+		n := pebbletest.Scale(2000, 6000, 20000)
+		want := oracle{}
+		db := openDB(t, "db", dbOptions(fs, f, cuckoopolicy.FilterPolicy(10)))
+		writeInterleaved(t, db, "k", n, 4, want)
+		closeDB(t, db)
+		absent := absentOdd(rng, "k", n, n/4)
+		for _, p := range []pebble.FilterPolicy{cuckoopolicy.FilterPolicy(10), cuckoopolicy.Policy{}, cuckoopolicy.FilterPolicy(16)} {
+			db := openDB(t, "db", dbOptions(fs, f, p))
+			checkReader(t, fmt.Sprintf("reopened with %s", policyString(p)), db, bytes.Compare, want, absent)
+			if fm := absentProbes(t, db, absent); fm.Hits == 0 {
+				t.Fatalf("reopened with %s: no absent Get was filtered (%+v)", policyString(p), fm)
 			}
-		})
-	}
+			closeDB(t, db)
+		}
+	})
 }
 
 // TestDBIngest ingests external sstables built with sstable.NewWriter: with
@@ -434,76 +422,72 @@ func TestDBReopen(t *testing.T) {
 // reopen, and the ingested cuckoo filters skip absent keys.
 func TestDBIngest(t *testing.T) {
 	seed := pebbletest.Seed(t)
-	for _, f := range dbFormats {
-		t.Run(f.name, func(t *testing.T) {
-			rng := pebbletest.Rand(seed)
-			fs := vfs.NewMem()
-			n := pebbletest.Scale(2000, 6000, 20000)
-			o := dbOptions(fs, f, cuckoopolicy.FilterPolicy(10))
-			db := openDB(t, "db", o)
-			want := oracle{}
-			writeInterleaved(t, db, "k", n, 2, want)
+	eachFormat(t, seed, func(t *testing.T, f dbFormat, rng *rand.Rand, fs *vfs.MemFS) {
+		n := pebbletest.Scale(2000, 6000, 20000)
+		o := dbOptions(fs, f, cuckoopolicy.FilterPolicy(10))
+		db := openDB(t, "db", o)
+		want := oracle{}
+		writeInterleaved(t, db, "k", n, 2, want)
 
-			wo := func(p pebble.FilterPolicy) sstable.WriterOptions {
-				return sstable.WriterOptions{TableFormat: db.FormatMajorVersion().MaxTableFormat(), FilterPolicy: p}
-			}
-			type ext struct {
-				space  string
-				policy pebble.FilterPolicy
-				odd    bool // odd keys of "k": overlaps the database's tables
-			}
-			exts := []ext{
-				{"k", cuckoopolicy.FilterPolicy(16), true},
-				{"x", cuckoopolicy.FilterPolicy(10), false},
-				{"y", bloom.FilterPolicy(10), false},
-				{"z", cuckoopolicy.Policy{FingerprintBits: 20}, false},
-			}
-			var paths []string
-			var absent [][]byte
-			for e, x := range exts {
-				m := map[string]string{}
-				for i := 0; i < n; i += 2 {
-					j := 2 * i
-					if x.odd {
-						j = 4*i + 1 // leaves 4i+3 absent
-					}
-					k := key(x.space, j)
-					m[string(k)] = fmt.Sprintf("ext%d:%d", e, i)
-					absent = append(absent, key(x.space, j+2))
+		wo := func(p pebble.FilterPolicy) sstable.WriterOptions {
+			return sstable.WriterOptions{TableFormat: db.FormatMajorVersion().MaxTableFormat(), FilterPolicy: p}
+		}
+		type ext struct {
+			space  string
+			policy pebble.FilterPolicy
+			odd    bool // odd keys of "k": overlaps the database's tables
+		}
+		exts := []ext{
+			{"k", cuckoopolicy.FilterPolicy(16), true},
+			{"x", cuckoopolicy.FilterPolicy(10), false},
+			{"y", bloom.FilterPolicy(10), false},
+			{"z", cuckoopolicy.Policy{FingerprintBits: 20}, false},
+		}
+		var paths []string
+		var absent [][]byte
+		for e, x := range exts {
+			m := map[string]string{}
+			for i := 0; i < n; i += 2 {
+				j := 2 * i
+				if x.odd {
+					j = 4*i + 1 // leaves 4i+3 absent
 				}
-				path := fmt.Sprintf("ext%d.sst", e)
-				writeTable(t, fs, path, wo(x.policy), sortedKVs(m, bytes.Compare))
-				paths = append(paths, path)
-				for k, v := range m {
-					want[k] = v
-				}
+				k := key(x.space, j)
+				m[string(k)] = fmt.Sprintf("ext%d:%d", e, i)
+				absent = append(absent, key(x.space, j+2))
 			}
-			for _, p := range paths {
-				if err := db.Ingest(context.Background(), []string{p}); err != nil {
-					t.Fatalf("ingest %s: %v", p, err)
-				}
+			path := fmt.Sprintf("ext%d.sst", e)
+			writeTable(t, fs, path, wo(x.policy), sortedKVs(m, bytes.Compare))
+			paths = append(paths, path)
+			for k, v := range m {
+				want[k] = v
 			}
-			counts := policyCounts(t, db, fs, "db")
-			t.Logf("tables by filter policy after ingestion: %v, per level %v", counts, levelCounts(db))
-			if counts[bloomName] != 1 || counts[cuckooName] < 4 {
-				t.Fatalf("tables by filter policy %v: want the bloom table and the cuckoo ones", counts)
+		}
+		for _, p := range paths {
+			if err := db.Ingest(context.Background(), []string{p}); err != nil {
+				t.Fatalf("ingest %s: %v", p, err)
 			}
-			rng.Shuffle(len(absent), func(i, j int) { absent[i], absent[j] = absent[j], absent[i] })
-			checkReader(t, "after ingestion", db, bytes.Compare, want, absent)
-			if fm := absentProbes(t, db, absent); fm.Hits == 0 {
-				t.Fatalf("no absent Get was filtered after ingestion: %+v", fm)
-			}
-			closeDB(t, db)
-			db = openDB(t, "db", dbOptions(fs, f, cuckoopolicy.FilterPolicy(12)))
-			checkReader(t, "after reopen", db, bytes.Compare, want, absent)
-			if err := db.Compact(context.Background(), []byte("a"), []byte("zz"), false); err != nil {
-				t.Fatal(err)
-			}
-			checkReader(t, "after compaction", db, bytes.Compare, want, absent)
-			t.Logf("tables by filter policy after compaction: %v", policyCounts(t, db, fs, "db"))
-			closeDB(t, db)
-		})
-	}
+		}
+		counts := policyCounts(t, db, fs, "db")
+		t.Logf("tables by filter policy after ingestion: %v, per level %v", counts, levelCounts(db))
+		if counts[bloomName] != 1 || counts[cuckooName] < 4 {
+			t.Fatalf("tables by filter policy %v: want the bloom table and the cuckoo ones", counts)
+		}
+		rng.Shuffle(len(absent), func(i, j int) { absent[i], absent[j] = absent[j], absent[i] })
+		checkReader(t, "after ingestion", db, bytes.Compare, want, absent)
+		if fm := absentProbes(t, db, absent); fm.Hits == 0 {
+			t.Fatalf("no absent Get was filtered after ingestion: %+v", fm)
+		}
+		closeDB(t, db)
+		db = openDB(t, "db", dbOptions(fs, f, cuckoopolicy.FilterPolicy(12)))
+		checkReader(t, "after reopen", db, bytes.Compare, want, absent)
+		if err := db.Compact(context.Background(), []byte("a"), []byte("zz"), false); err != nil {
+			t.Fatal(err)
+		}
+		checkReader(t, "after compaction", db, bytes.Compare, want, absent)
+		t.Logf("tables by filter policy after compaction: %v", policyCounts(t, db, fs, "db"))
+		closeDB(t, db)
+	})
 }
 
 // TestOptionsRoundTrip writes the policy into an OPTIONS file and reads it
@@ -540,54 +524,50 @@ func TestOptionsRoundTrip(t *testing.T) {
 	}
 
 	// A database's own OPTIONS file.
-	for _, f := range dbFormats {
-		t.Run(f.name, func(t *testing.T) {
-			rng := pebbletest.Rand(seed)
-			fs := vfs.NewMem()
-			n := pebbletest.Scale(2000, 4000, 20000)
-			want := oracle{}
-			db := openDB(t, "db", dbOptions(fs, f, cuckoopolicy.FilterPolicy(12)))
-			writeInterleaved(t, db, "k", n, 3, want)
-			closeDB(t, db)
+	eachFormat(t, seed, func(t *testing.T, f dbFormat, rng *rand.Rand, fs *vfs.MemFS) {
+		n := pebbletest.Scale(2000, 4000, 20000)
+		want := oracle{}
+		db := openDB(t, "db", dbOptions(fs, f, cuckoopolicy.FilterPolicy(12)))
+		writeInterleaved(t, db, "k", n, 3, want)
+		closeDB(t, db)
 
-			names, err := fs.List("db")
-			if err != nil {
-				t.Fatal(err)
+		names, err := fs.List("db")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var optionsFile string
+		for _, name := range names {
+			if strings.HasPrefix(name, "OPTIONS-") && name > optionsFile {
+				optionsFile = name
 			}
-			var optionsFile string
-			for _, name := range names {
-				if strings.HasPrefix(name, "OPTIONS-") && name > optionsFile {
-					optionsFile = name
-				}
+		}
+		if optionsFile == "" {
+			t.Fatalf("no OPTIONS file in %v", names)
+		}
+		data := readAll(t, fs, fs.PathJoin("db", optionsFile))
+		lines := filterPolicyLines(data)
+		if len(lines) != 7 || slices.ContainsFunc(lines, func(l string) bool { return l != "filter_policy="+cuckooName }) {
+			t.Fatalf("%s: filter_policy lines %q, want %d times filter_policy=%s", optionsFile, lines, 7, cuckooName)
+		}
+		var o pebble.Options
+		if err := o.Parse(data, hooks); err != nil {
+			t.Fatalf("Parse(%s): %v", optionsFile, err)
+		}
+		for i := range o.Levels {
+			if o.Levels[i].FilterPolicy == nil || o.Levels[i].FilterPolicy.Name() != cuckooName {
+				t.Fatalf("L%d: parsed filter policy %#v, want the cuckoo policy", i, o.Levels[i].FilterPolicy)
 			}
-			if optionsFile == "" {
-				t.Fatalf("no OPTIONS file in %v", names)
-			}
-			data := readAll(t, fs, fs.PathJoin("db", optionsFile))
-			lines := filterPolicyLines(data)
-			if len(lines) != 7 || slices.ContainsFunc(lines, func(l string) bool { return l != "filter_policy="+cuckooName }) {
-				t.Fatalf("%s: filter_policy lines %q, want %d times filter_policy=%s", optionsFile, lines, 7, cuckooName)
-			}
-			var o pebble.Options
-			if err := o.Parse(data, hooks); err != nil {
-				t.Fatalf("Parse(%s): %v", optionsFile, err)
-			}
-			for i := range o.Levels {
-				if o.Levels[i].FilterPolicy == nil || o.Levels[i].FilterPolicy.Name() != cuckooName {
-					t.Fatalf("L%d: parsed filter policy %#v, want the cuckoo policy", i, o.Levels[i].FilterPolicy)
-				}
-			}
-			o.FS = fs
-			o.Logger = pebbletest.QuietLogger{}
-			db = openDB(t, "db", &o)
-			absent := absentOdd(rng, "k", n, n/2)
-			checkReader(t, "reopened with parsed options", db, bytes.Compare, want, absent)
-			if fm := absentProbes(t, db, absent); fm.Hits == 0 {
-				t.Fatalf("reopened with parsed options: no absent Get was filtered (%+v)", fm)
-			}
-			closeDB(t, db)
-		})
-	}
+		}
+		o.FS = fs
+		o.Logger = pebbletest.QuietLogger{}
+		db = openDB(t, "db", &o)
+		absent := absentOdd(rng, "k", n, n/2)
+		checkReader(t, "reopened with parsed options", db, bytes.Compare, want, absent)
+		if fm := absentProbes(t, db, absent); fm.Hits == 0 {
+			t.Fatalf("reopened with parsed options: no absent Get was filtered (%+v)", fm)
+		}
+		closeDB(t, db)
+	})
 }
 
 func filterPolicyLines(s string) []string {

@@ -51,6 +51,18 @@ var dbFormats = []dbFormat{
 	{"columnar", pebble.FormatNewest},
 }
 
+// eachFormat runs test as a subtest for each of dbFormats, on an empty
+// in-memory filesystem, with a generator seeded with seed: the same draws
+// for every format.
+func eachFormat(t *testing.T, seed uint64, test func(t *testing.T, f dbFormat, rng *rand.Rand, fs *vfs.MemFS)) {
+	t.Helper()
+	for _, f := range dbFormats {
+		t.Run(f.name, func(t *testing.T) {
+			test(t, f, pebbletest.Rand(seed), vfs.NewMem())
+		})
+	}
+}
+
 // dbOptions returns options with policy set on all seven levels (L0's default
 // is no filter, so leaving any level unset would leave it unfiltered).
 func dbOptions(fs vfs.FS, f dbFormat, policy pebble.FilterPolicy) *pebble.Options {
