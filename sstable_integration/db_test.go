@@ -113,6 +113,28 @@ func absentGets(t testing.TB, db *pebble.DB, absent [][]byte) sstable.FilterMetr
 	return sstable.FilterMetrics{Hits: after.Hits - before.Hits, Misses: after.Misses - before.Misses}
 }
 
+// writeDB creates the database "db" on fs with policy, writes n keys into
+// `tables` flushes with writeInterleaved and closes it. It returns what the
+// database holds.
+func writeDB(t testing.TB, fs vfs.FS, f dbFormat, policy pebble.FilterPolicy, n, tables int) oracle {
+	t.Helper()
+	want := oracle{}
+	db := openDB(t, "db", dbOptions(fs, f, policy))
+	writeInterleaved(t, db, "k", n, tables, want)
+	closeDB(t, db)
+	return want
+}
+
+// checkFiltered checks db with checkReader against want and absent, then
+// probes the absent keys (absentProbes): the filters must skip at least one.
+func checkFiltered(t testing.TB, what string, db *pebble.DB, want oracle, absent [][]byte) {
+	t.Helper()
+	checkReader(t, what, db, bytes.Compare, want, absent)
+	if fm := absentProbes(t, db, absent); fm.Hits == 0 {
+		t.Fatalf("%s: no absent Get was filtered (%+v)", what, fm)
+	}
+}
+
 // TestDBOverlappingL0 probes eight overlapping L0 tables with db.Get: every
 // present key is found, every absent one is not, each absent Get consults all
 // eight filters, and the filters skip nearly all of them.
@@ -399,17 +421,11 @@ func TestDBReopen(t *testing.T) {
 	seed := pebbletest.Seed(t)
 	eachFormat(t, seed, func(t *testing.T, f dbFormat, rng *rand.Rand, fs *vfs.MemFS) {
 		n := pebbletest.Scale(2000, 6000, 20000)
-		want := oracle{}
-		db := openDB(t, "db", dbOptions(fs, f, cuckoopolicy.FilterPolicy(10)))
-		writeInterleaved(t, db, "k", n, 4, want)
-		closeDB(t, db)
+		want := writeDB(t, fs, f, cuckoopolicy.FilterPolicy(10), n, 4)
 		absent := absentOdd(rng, "k", n, n/4)
 		for _, p := range []pebble.FilterPolicy{cuckoopolicy.FilterPolicy(10), cuckoopolicy.Policy{}, cuckoopolicy.FilterPolicy(16)} {
 			db := openDB(t, "db", dbOptions(fs, f, p))
-			checkReader(t, fmt.Sprintf("reopened with %s", policyString(p)), db, bytes.Compare, want, absent)
-			if fm := absentProbes(t, db, absent); fm.Hits == 0 {
-				t.Fatalf("reopened with %s: no absent Get was filtered (%+v)", policyString(p), fm)
-			}
+			checkFiltered(t, fmt.Sprintf("reopened with %s", policyString(p)), db, want, absent)
 			closeDB(t, db)
 		}
 	})
@@ -474,10 +490,7 @@ func TestDBIngest(t *testing.T) {
 			t.Fatalf("tables by filter policy %v: want the bloom table and the cuckoo ones", counts)
 		}
 		rng.Shuffle(len(absent), func(i, j int) { absent[i], absent[j] = absent[j], absent[i] })
-		checkReader(t, "after ingestion", db, bytes.Compare, want, absent)
-		if fm := absentProbes(t, db, absent); fm.Hits == 0 {
-			t.Fatalf("no absent Get was filtered after ingestion: %+v", fm)
-		}
+		checkFiltered(t, "after ingestion", db, want, absent)
 		closeDB(t, db)
 		db = openDB(t, "db", dbOptions(fs, f, cuckoopolicy.FilterPolicy(12)))
 		checkReader(t, "after reopen", db, bytes.Compare, want, absent)
@@ -526,10 +539,7 @@ func TestOptionsRoundTrip(t *testing.T) {
 	// A database's own OPTIONS file.
 	eachFormat(t, seed, func(t *testing.T, f dbFormat, rng *rand.Rand, fs *vfs.MemFS) {
 		n := pebbletest.Scale(2000, 4000, 20000)
-		want := oracle{}
-		db := openDB(t, "db", dbOptions(fs, f, cuckoopolicy.FilterPolicy(12)))
-		writeInterleaved(t, db, "k", n, 3, want)
-		closeDB(t, db)
+		want := writeDB(t, fs, f, cuckoopolicy.FilterPolicy(12), n, 3)
 
 		names, err := fs.List("db")
 		if err != nil {
@@ -560,12 +570,9 @@ func TestOptionsRoundTrip(t *testing.T) {
 		}
 		o.FS = fs
 		o.Logger = pebbletest.QuietLogger{}
-		db = openDB(t, "db", &o)
+		db := openDB(t, "db", &o)
 		absent := absentOdd(rng, "k", n, n/2)
-		checkReader(t, "reopened with parsed options", db, bytes.Compare, want, absent)
-		if fm := absentProbes(t, db, absent); fm.Hits == 0 {
-			t.Fatalf("reopened with parsed options: no absent Get was filtered (%+v)", fm)
-		}
+		checkFiltered(t, "reopened with parsed options", db, want, absent)
 		closeDB(t, db)
 	})
 }
