@@ -4,6 +4,7 @@ go 1.24.0
 
 require (
 	github.com/FastFilter/xorfilter v0.4.2-0.20260120015552-4e5a4d9df65a
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/cockroachdb/pebble/v2 v2.1.7
@@ -11,7 +12,7 @@ require (
 	github.com/linvon/cuckoo-filter v0.4.0
 	github.com/panmari/cuckoofilter v1.0.6
 	github.com/seiflotfy/cuckoofilter v0.0.0-20240715131351-a2f2c23f1771
-	golang.org/x/sys v0.18.0
+	golang.org/x/sys v0.26.0
 	gonum.org/v1/plot v0.17.0
 )
 
@@ -49,8 +50,8 @@ require (
 	github.com/prometheus/client_model v0.3.0 // indirect
 	github.com/prometheus/common v0.42.0 // indirect
 	github.com/prometheus/procfs v0.10.1 // indirect
-	github.com/rogpeppe/go-internal v1.9.0 // indirect
-	github.com/stretchr/testify v1.9.0 // indirect
+	github.com/rogpeppe/go-internal v1.14.1 // indirect
+	github.com/stretchr/testify v1.11.1 // indirect
 	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sync v0.16.0 // indirect
