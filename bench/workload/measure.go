@@ -1,0 +1,197 @@
+package workload
+
+import (
+	"bytes"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// pathSpec is one read path.
+type pathSpec struct {
+	Name    string
+	Seek    bool    // SeekPrefixGE on an iterator; false: db.Get
+	L6      bool    // IterOptions.UseL6Filters
+	Present float64 // share of present keys: 0, 0.5 or 1
+}
+
+var allPaths = []pathSpec{
+	{Name: "get-absent"},
+	{Name: "get-present", Present: 1},
+	{Name: "get-mix", Present: 0.5},
+	{Name: "seek-absent", Seek: true},
+	{Name: "seek-absent-l6", Seek: true, L6: true},
+	{Name: "seek-present", Seek: true, Present: 1},
+	{Name: "seek-present-l6", Seek: true, L6: true, Present: 1},
+}
+
+func (p pathSpec) absentOnly() bool { return p.Present == 0 }
+
+// regimeSpec is one cache and device regime.
+type regimeSpec struct {
+	Name string
+	Hot  bool // block cache larger than the database, warmed
+	Slow bool // the device delay on every sstable read
+}
+
+var allRegimes = []regimeSpec{
+	{Name: "hot", Hot: true},
+	{Name: "pagecache"},
+	{Name: "slow", Slow: true},
+}
+
+// cellKey names one measured cell.
+type cellKey struct {
+	Shape, Regime, Path string
+	Threads             int
+}
+
+// cellStats accumulates one policy's runs of one cell.
+type cellStats struct {
+	Ops     int64     // counted operations, all repetitions
+	NsPerOp []float64 // wall time per operation, one per repetition
+	Hist    *hdrhistogram.Histogram
+	IO      ioSnap
+	Hits    int64 // filter said "absent": a data block avoided
+	Misses  int64 // filter said "may contain"
+	Lost    int64 // present keys not read back with their value
+	Phantom int64 // absent keys found
+}
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, 10_000_000_000, 2) }
+
+// runOut is one run of a cell.
+type runOut struct {
+	wall    time.Duration
+	io      ioSnap
+	hits    int64
+	misses  int64
+	lost    int64
+	phantom int64
+}
+
+// opKey gives operation j of a path: the key to read, whether it is present,
+// and the key index and version its value must carry.
+func (r *runner) opKey(s shapeSpec, p pathSpec, j int, dst []byte) (key []byte, present bool, i uint64, v int) {
+	ks := r.keyspace(s)
+	nKeys := uint64(r.entries(s))
+	if s.MVCC {
+		nKeys /= mvccVersions
+	}
+	switch p.Present {
+	case 1:
+		present = true
+	case 0.5:
+		present = j%2 == 0
+	}
+	if !present {
+		i = 1<<40 + uint64(j)
+		if s.MVCC && !p.Seek {
+			return ks.versionKey(dst, i, 0), false, i, 0
+		}
+		return ks.key(dst, i), false, i, 0
+	}
+	i = mix(uint64(j)^0x5eed) % nKeys
+	if !s.MVCC {
+		return ks.key(dst, i), true, i, 0
+	}
+	if p.Seek { // the bare key finds the newest version
+		return ks.key(dst, i), true, i, mvccVersions - 1
+	}
+	v = j % mvccVersions
+	return ks.versionKey(dst, i, v), true, i, v
+}
+
+// run performs ops operations of path p on d with the given number of
+// goroutines, recording latencies into hists (one per goroutine; nil: not
+// recorded).
+func (r *runner) run(s shapeSpec, p pathSpec, d *dbInst, threads, ops int, hists []*hdrhistogram.Histogram) (runOut, error) {
+	var out runOut
+	f0 := d.db.Metrics().Filter
+	io0 := d.st.snap()
+	var wg sync.WaitGroup
+	errs := make([]error, threads)
+	lost := make([]int64, threads)
+	phantom := make([]int64, threads)
+	start := time.Now()
+	for t := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var it *pebble.Iterator
+			if p.Seek {
+				var err error
+				if it, err = d.db.NewIter(&pebble.IterOptions{UseL6Filters: p.L6}); err != nil {
+					errs[t] = err
+					return
+				}
+				defer it.Close()
+			}
+			buf := make([]byte, 0, 64)
+			ks := r.keyspace(s)
+			want := make([]byte, 0, 64)
+			for j := t; j < ops; j += threads {
+				key, present, i, v := r.opKey(s, p, j, buf[:0])
+				t0 := time.Now()
+				if p.Seek {
+					ok := it.SeekPrefixGE(key)
+					if ok && present {
+						if s.MVCC {
+							want = ks.versionKey(want[:0], i, v)
+						} else {
+							want = append(want[:0], key...)
+						}
+						if !bytes.Equal(it.Key(), want) || !checkValue(it.Value(), i, v) {
+							lost[t]++
+						}
+					} else if ok {
+						phantom[t]++
+					} else if present {
+						lost[t]++
+					}
+					if err := it.Error(); err != nil {
+						errs[t] = err
+						return
+					}
+				} else {
+					val, closer, err := d.db.Get(key)
+					switch {
+					case errors.Is(err, pebble.ErrNotFound):
+						if present {
+							lost[t]++
+						}
+					case err != nil:
+						errs[t] = err
+						return
+					default:
+						if !present {
+							phantom[t]++
+						} else if !checkValue(val, i, v) {
+							lost[t]++
+						}
+						closer.Close()
+					}
+				}
+				if hists != nil {
+					hists[t].RecordValue(int64(time.Since(t0)))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	out.wall = time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return out, err
+	}
+	f1 := d.db.Metrics().Filter
+	out.io = d.st.snap().sub(io0)
+	out.hits, out.misses = f1.Hits-f0.Hits, f1.Misses-f0.Misses
+	for t := range threads {
+		out.lost += lost[t]
+		out.phantom += phantom[t]
+	}
+	return out, nil
+}

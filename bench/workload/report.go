@@ -1,0 +1,359 @@
+package workload
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+func mib(b float64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", b/(1<<20))
+	default:
+		return fmt.Sprintf("%.1f KiB", b/(1<<10))
+	}
+}
+
+func f3(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return strconv.FormatFloat(x, 'f', 3, 64)
+}
+
+func f4(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return strconv.FormatFloat(x, 'f', 4, 64)
+}
+
+func ratioCell(st ratioStat) string {
+	if st.N == 0 || math.IsNaN(st.Median) {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f [%.2f, %.2f]", st.Median, st.Lo, st.Hi)
+}
+
+// policyNames returns the policies of the first shape in load order.
+func (r *Result) policyNames() []string {
+	var names []string
+	if len(r.Shapes) > 0 {
+		for _, d := range r.Shapes[0].DBs {
+			names = append(names, d.Cfg.Name)
+		}
+	}
+	return names
+}
+
+// writeReport writes WORKLOAD.md, workload.csv and the plots into Out.
+func writeReport(r *Result) error {
+	tiny := r.Config.Mode == "tiny"
+	if !tiny {
+		r.computeVerdicts()
+	}
+	var b bytes.Buffer
+	w := func(f string, args ...any) { fmt.Fprintf(&b, f, args...) }
+	c := r.Config
+	w("# Workload: bloom and cuckoo filters in real Pebble databases\n\n")
+	if tiny {
+		w("**SMOKE TEST (-tiny): a few thousand keys and a handful of operations, to check that the benchmark runs end to end. Its numbers are not measurements and it prints no verdicts.**\n\n")
+	}
+	host, _ := os.Hostname()
+	w("- Command: `%s`\n", c.CommandLine)
+	w("- Machine: %s, %d CPUs, GOMAXPROCS %d, %s/%s, host %s\n", cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, host)
+	w("- Go: %s; Pebble v2.1.7 (FormatNewest), real file system (vfs.Default)\n", runtime.Version())
+	w("- Started %s, took %s\n", r.Start.UTC().Format(time.RFC3339), r.Elapsed.Truncate(time.Second))
+	w("- Mode %s: %d entries per database, flush every %d, LBaseMaxBytes %s, target file size %s, write burst of %d L0 flushes (%.0f%% of the keys), MVCC %d versions per key\n",
+		c.Mode, c.Keys, c.FlushEvery, mib(float64(c.LBaseMaxBytes)), mib(float64(c.FileSize)), c.BurstTables, 100*burstShare, mvccVersions)
+	w("- %d operations per run (one policy, one cell, one repetition), %d repetitions with every policy interleaved (order rotated by one each repetition), threads %v, after one untimed warm-up run per path and policy\n", c.Ops, c.Reps, c.Threads)
+	w("- Regimes: hot = block cache of twice the database plus 8 MiB, warmed; pagecache = block cache of 2%% of the database (at least 1 MiB), the files in the OS page cache; slow = pagecache plus %s per sstable read (a nanosleep, measured at %s per read)\n\n",
+		c.Delay, r.DelayMeasured.Round(100*time.Nanosecond))
+
+	if !tiny {
+		w("## Targets\n\n")
+		for _, v := range r.Verdicts {
+			status := "FAIL"
+			switch {
+			case !v.Judged:
+				status = "NOT JUDGED"
+			case v.Pass:
+				status = "PASS"
+			}
+			w("- **%s**: %s. %s\n", status, v.Target, v.Detail)
+			for _, m := range v.Misses {
+				w("  - miss: %s\n", m)
+			}
+			if len(v.Unjudged) > 0 {
+				w("  - not judged (too few events): %s\n", strings.Join(v.Unjudged, "; "))
+			}
+		}
+		w("\n")
+	}
+
+	w("## Policies\n\n")
+	w("In-process false-positive rates (%s keys through NewWriter, random absent probes through MayContain):\n\n", "random 16-byte")
+	w("| bits/key | bloom FPR | cuckoo FPR |\n|---:|---:|---:|\n")
+	for bb := 4; bb <= 32; bb++ {
+		mark := func(cur fprCurve) string {
+			s := fmt.Sprintf("%.4f%%", 100*cur.FPR[bb])
+			if !cur.Measured[bb] {
+				s += " (extrapolated)"
+			}
+			return s
+		}
+		w("| %d | %s | %s |\n", bb, mark(r.BloomFPR), mark(r.CuckooFPR))
+	}
+	w("\nMatched budgets (smallest cuckoo budget with a measured rate at or below bloom(B)'s):")
+	for _, bb := range c.Budgets {
+		if m, ok := r.Matched[bb]; ok {
+			w(" bloom(%d) %.3f%% -> %s;", bb, 100*r.BloomFPR.FPR[bb], m)
+		}
+	}
+	w("\n\nPer-level spreads (Monkey's rule on the measured curves, bits per key by level; L6 gets none because Get never reads its filters; the budget is bloom(10)'s filter bytes on all levels):\n\n")
+	w("| shape | policy | budgets | filter keys per level (bloom(10)'s filter bits / 10) | probes per absent Get | bits available |\n|---|---|---|---|---|---:|\n")
+	for _, s := range r.Spreads {
+		w("| %s | %s | %s | %v | %v | %.0f |\n", s.Shape, s.Cfg.Name, s.Cfg.levelsString(), s.In.Keys, s.In.Probes, s.In.Bits)
+	}
+
+	w("\n## LSM shapes and loading\n\n")
+	w("Tables per level L0..L6 (db.Metrics()), bytes, filter bits per key (cuckoopolicy.FilterUsage), load time (writes, flushes, compactions; same pacing for every policy) and its ratio to bloom at the same budget.\n\n")
+	w("| shape | policy | tables L0..L6 | L0 sublevels | bytes | filter bits/key | filter bytes L0-L5 | load | load / bloom(B) |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, s := range r.Shapes {
+		for _, d := range s.DBs {
+			fb, fk := d.Shape.totalFilter()
+			var upper uint64
+			for l := 0; l < 6; l++ {
+				upper += d.Shape.FilterBytes[l]
+			}
+			ratio := "-"
+			if d.Cfg.B > 0 && d.Cfg.Family != famBloom {
+				if bd, ok := r.db(s.Spec.Name, bloomName(d.Cfg.B)); ok {
+					ratio = f3(float64(d.Load) / float64(bd.Load))
+				}
+			}
+			w("| %s | %s | %v | %d | %s | %.2f | %s | %s | %s |\n", s.Spec.Name, d.Cfg.Name, d.Shape.Tables, d.Shape.Sublevels,
+				mib(float64(d.Shape.totalBytes())), 8*float64(fb)/math.Max(1, float64(fk)), mib(float64(upper)), d.Load.Round(time.Millisecond), ratio)
+		}
+	}
+
+	names := r.policyNames()
+	w("\n## False-positive block reads per operation\n\n")
+	w("Counted in an untimed pass of %d operations per path and policy (the timed runs' keys and more): every filter reader is wrapped so that each \"may contain\" answer is checked against the prefixes of the table the filter block belongs to (read from the table itself); an answer on a table that does not hold the prefix is a false positive, and reads a data block (from the cache or the file system).\n\n", c.CountOps)
+	w("| shape | path |")
+	for _, n := range names {
+		if n != "none" {
+			w(" %s |", n)
+		}
+	}
+	w("\n|---|---|")
+	for _, n := range names {
+		if n != "none" {
+			w("---:|")
+		}
+	}
+	w("\n")
+	for _, s := range r.shapeNames() {
+		for _, p := range r.pathsRun() {
+			w("| %s | %s |", s, p)
+			for _, n := range names {
+				if n != "none" {
+					fp, _ := r.fpPerOp(s, p, n)
+					w(" %s |", f4(fp))
+				}
+			}
+			w("\n")
+		}
+	}
+	w("\nFilter probes per operation (db.Metrics().Filter hits + misses) and true positives (\"may contain\" on a table that holds the prefix) per operation, counting pass; unknown counts answers on filter blocks the pass could not match to a table (0 expected):\n\n")
+	w("| shape | path | bloom(10) probes | bloom(10) true pos. | cuckoo(10) probes | cuckoo(10) true pos. | unknown |\n|---|---|---:|---:|---:|---:|---:|\n")
+	for _, s := range r.shapeNames() {
+		for _, p := range r.pathsRun() {
+			tb, ok1 := r.Truth[s][bloomName(10)][p]
+			tc, ok2 := r.Truth[s][cuckooName(10)][p]
+			if ok1 && ok2 && tb.Ops > 0 && tc.Ops > 0 {
+				var unknown int64
+				for _, byPath := range r.Truth[s] {
+					unknown += byPath[p].Unknown
+				}
+				w("| %s | %s | %.3f | %.3f | %.3f | %.3f | %d |\n", s, p, float64(tb.Hits+tb.Misses)/float64(tb.Ops), float64(tb.TP)/float64(tb.Ops),
+					float64(tc.Hits+tc.Misses)/float64(tc.Ops), float64(tc.TP)/float64(tc.Ops), unknown)
+			}
+		}
+	}
+
+	reg := r.ioRegime()
+	w("\n\n## Sstable reads per operation by block kind (%s regime)\n\n", reg)
+	w("Reads of the file system (ReadAt on .sst files, classified by each table's layout), per operation: data / filter / index / value (value blocks, where Pebble keeps older MVCC versions' values) / other (footer, metaindex, properties).\n\n")
+	w("| shape | path |")
+	for _, n := range names {
+		w(" %s |", n)
+	}
+	w("\n|---|---|")
+	for range names {
+		w("---|")
+	}
+	w("\n")
+	for _, s := range r.shapeNames() {
+		for _, p := range r.pathsRun() {
+			w("| %s | %s |", s, p)
+			for _, n := range names {
+				cn := r.counts(s, p, reg, n)
+				if cn.Ops == 0 {
+					w(" - |")
+					continue
+				}
+				o := float64(cn.Ops)
+				w(" %.3f/%.3f/%.3f/%.3f/%.3f |", float64(cn.IO.Reads[kindData])/o, float64(cn.IO.Reads[kindFilter])/o,
+					float64(cn.IO.Reads[kindIndex])/o, float64(cn.IO.Reads[kindValue])/o, float64(cn.IO.Reads[kindOther])/o)
+			}
+			w("\n")
+		}
+	}
+
+	w("\n## Filter bytes in the block cache\n\n")
+	w("Pebble's cache metrics do not split bytes by block kind, so this is an estimate: after the warm-up pass of the hot regime every filter a path probes is resident (the cache exceeds the database and nothing is evicted), so the filter bytes in cache are those of the probed levels: L0-L5 for Get and SeekPrefixGE without UseL6Filters, all levels with it. In the pagecache regime the filters compete with data blocks in a cache of 2%% of the database; the filter-block reads per operation in the table above show how often they were evicted.\n\n")
+	w("| shape | policy | Get paths (L0-L5) | UseL6Filters paths (L0-L6) | pagecache block cache |\n|---|---|---:|---:|---:|\n")
+	for _, s := range r.Shapes {
+		for _, d := range s.DBs {
+			var upper, all uint64
+			for l := range 7 {
+				all += d.Shape.FilterBytes[l]
+				if l < 6 {
+					upper += d.Shape.FilterBytes[l]
+				}
+			}
+			w("| %s | %s | %s | %s | %s |\n", s.Spec.Name, d.Cfg.Name, mib(float64(upper)), mib(float64(all)), mib(float64(cacheSize(regimeSpec{}, d.Shape.totalBytes()))))
+		}
+	}
+
+	w("\n## Time per operation: ratios to bloom\n\n")
+	w("Median of paired ratios over the repetitions (each pair: the two policies back to back in the same repetition), with the sign-test interval of the median (coverage %.1f%% for %d pairs). bloom(10) µs/op is the median over repetitions.\n\n", 100*medianCI(make([]float64, c.Reps)).Coverage, c.Reps)
+	w("| shape | regime | path | threads | bloom(10) µs/op |")
+	for _, bb := range c.Budgets {
+		w(" cuckoo(%d)/bloom(%d) |", bb, bb)
+	}
+	w(" cuckoo-spread/bloom(10) | bloom-spread/bloom(10) | none/bloom(10) |\n|---|---|---|---:|---:|")
+	for range c.Budgets {
+		w("---:|")
+	}
+	w("---:|---:|---:|\n")
+	for _, k := range r.cellKeys() {
+		cell := r.Cells[k]
+		us := math.NaN()
+		if cs := cell[bloomName(10)]; cs != nil {
+			us = median(cs.NsPerOp) / 1000
+		}
+		w("| %s | %s | %s | %d | %s |", k.Shape, k.Regime, k.Path, k.Threads, f3(us))
+		for _, bb := range c.Budgets {
+			w(" %s |", ratioCell(r.timeRatio(k, cuckooName(bb), bloomName(bb))))
+		}
+		for _, x := range []string{"cuckoo-spread", "bloom-spread", "none"} {
+			w(" %s |", ratioCell(r.timeRatio(k, x, bloomName(10))))
+		}
+		w("\n")
+	}
+
+	w("\n## Latency and throughput\n\n")
+	w("Per-operation latency from hdrhistogram over all repetitions (µs, p50 / p99 / p99.9) and throughput (operations per second of wall time, median over repetitions).\n\n")
+	lat := []string{}
+	for _, bb := range c.Budgets {
+		lat = append(lat, bloomName(bb), cuckooName(bb))
+	}
+	w("| shape | regime | path | threads |")
+	for _, n := range lat {
+		w(" %s |", n)
+	}
+	w("\n|---|---|---|---:|")
+	for range lat {
+		w("---|")
+	}
+	w("\n")
+	for _, k := range r.cellKeys() {
+		w("| %s | %s | %s | %d |", k.Shape, k.Regime, k.Path, k.Threads)
+		for _, n := range lat {
+			cs := r.Cells[k][n]
+			if cs == nil {
+				w(" - |")
+				continue
+			}
+			h := cs.Hist
+			w(" %.1f / %.1f / %.1f, %.0f/s |", float64(h.ValueAtQuantile(50))/1e3, float64(h.ValueAtQuantile(99))/1e3,
+				float64(h.ValueAtQuantile(99.9))/1e3, 1e9/median(cs.NsPerOp))
+		}
+		w("\n")
+	}
+	w("\nEvery cell's raw figures, for every policy: workload.csv.\n")
+	w("\n## Keys lost\n\n%d present keys not read back with their value, %d absent keys found.\n", r.Lost, r.Phantom)
+	w("\nPlots: fpr.png (in-process rates), fp_per_get.png (false-positive reads per absent Get), time_ratio.png (cuckoo(B)/bloom(B) time of absent Gets).\n")
+
+	if err := os.WriteFile(filepath.Join(c.Out, "WORKLOAD.md"), b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if err := writeCSV(r); err != nil {
+		return err
+	}
+	return writePlots(r)
+}
+
+func writeCSV(r *Result) error {
+	f, err := os.Create(filepath.Join(r.Config.Out, "workload.csv"))
+	if err != nil {
+		return err
+	}
+	cw := csv.NewWriter(f)
+	cw.Write([]string{"shape", "regime", "path", "threads", "policy", "ops", "ns_per_op_median", "p50_ns", "p99_ns", "p999_ns",
+		"filter_hits", "filter_misses", "reads_data", "reads_filter", "reads_index", "reads_value", "reads_other",
+		"bytes_data", "bytes_filter", "bytes_index", "bytes_value", "bytes_other", "lost", "phantom", "ns_per_op_reps"})
+	for _, k := range r.cellKeys() {
+		for _, n := range r.policyNames() {
+			cs := r.Cells[k][n]
+			if cs == nil {
+				continue
+			}
+			var reps []string
+			for _, x := range cs.NsPerOp {
+				reps = append(reps, strconv.FormatFloat(x, 'f', 0, 64))
+			}
+			i := func(x int64) string { return strconv.FormatInt(x, 10) }
+			cw.Write([]string{k.Shape, k.Regime, k.Path, strconv.Itoa(k.Threads), n, i(cs.Ops),
+				strconv.FormatFloat(median(cs.NsPerOp), 'f', 0, 64),
+				i(cs.Hist.ValueAtQuantile(50)), i(cs.Hist.ValueAtQuantile(99)), i(cs.Hist.ValueAtQuantile(99.9)),
+				i(cs.Hits), i(cs.Misses), i(cs.IO.Reads[kindData]), i(cs.IO.Reads[kindFilter]), i(cs.IO.Reads[kindIndex]), i(cs.IO.Reads[kindValue]), i(cs.IO.Reads[kindOther]),
+				i(cs.IO.Bytes[kindData]), i(cs.IO.Bytes[kindFilter]), i(cs.IO.Bytes[kindIndex]), i(cs.IO.Bytes[kindValue]), i(cs.IO.Bytes[kindOther]),
+				i(cs.Lost), i(cs.Phantom), strings.Join(reps, " ")})
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

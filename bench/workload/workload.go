@@ -1,0 +1,446 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Config is one run of the workload benchmark. Defaults gives the three
+// modes' values; a zero field is not defaulted by Run.
+type Config struct {
+	Mode          string        // "tiny" (a smoke test: no verdicts), "quick" or "full"
+	Keys          int           // entries loaded per database (MVCC: roach keys x versions)
+	FlushEvery    int           // entries between paced flushes
+	BurstTables   int           // overlapping L0 flushes of the write burst
+	LBaseMaxBytes int64         // Options.LBaseMaxBytes
+	FileSize      int64         // Options.TargetFileSizes, every level
+	Ops           int           // operations per measured run (one policy, one cell, one repetition)
+	CountOps      int           // operations per path of the untimed pass that sorts filter answers into true and false positives
+	Reps          int           // repetitions of every cell, policies interleaved, order rotated
+	Threads       []int         // goroutines reading concurrently
+	Budgets       []int         // bits-per-key budgets B
+	Delay         time.Duration // device delay per sstable read, slow regime
+	Dir           string        // data directory: must be empty or absent; "" for a temporary one
+	Out           string        // report directory
+	Seed          uint64
+	CommandLine   string    // for the report
+	Progress      io.Writer // a progress line; nil: none
+	// Shapes, Regimes and Paths restrict the run (nil: all).
+	Shapes, Regimes, Paths []string
+}
+
+// Defaults returns the configuration of a mode: "tiny", "quick" or "full".
+func Defaults(mode string) Config {
+	c := Config{Mode: mode, Budgets: []int{10, 12, 16}, Threads: []int{1, 2}, Delay: 50 * time.Microsecond, Seed: 1}
+	switch mode {
+	case "tiny":
+		c.Keys, c.FlushEvery, c.BurstTables = 6000, 1500, 4
+		c.LBaseMaxBytes, c.FileSize = 64<<10, 64<<10
+		c.Ops, c.Reps, c.CountOps = 100, 2, 500
+	case "quick":
+		c.Keys, c.FlushEvery, c.BurstTables = 150_000, 15_000, 8
+		c.LBaseMaxBytes, c.FileSize = 256<<10, 512<<10
+		c.Ops, c.Reps, c.CountOps = 300, 10, 10_000
+	default:
+		c.Mode = "full"
+		c.Keys, c.FlushEvery, c.BurstTables = 2_000_000, 100_000, 10
+		c.LBaseMaxBytes, c.FileSize = 1<<20, 2<<20
+		c.Ops, c.Reps, c.CountOps = 1000, 10, 50_000
+	}
+	return c
+}
+
+// ErrDirNotEmpty is returned for a data directory that holds anything.
+var ErrDirNotEmpty = errors.New("workload: data directory is not empty")
+
+// ErrLostKeys is returned, with the report written, when a present key was
+// not read back with its value or an absent key was found.
+var ErrLostKeys = errors.New("workload: keys lost")
+
+// dbInst is one measured database.
+type dbInst struct {
+	cfg      policyCfg
+	dir      string
+	st       *ioStats
+	db       *pebble.DB
+	cache    *pebble.Cache
+	shape    lsmShape
+	loadTime time.Duration
+}
+
+type runner struct {
+	cfg  Config
+	prog *progress
+	res  *Result
+}
+
+func (r *runner) keyspace(s shapeSpec) keyspace {
+	return keyspace{seed: r.cfg.Seed*1_000_003 + uint64(len(s.Name)), mvcc: s.MVCC}
+}
+
+// entries is the number of entries a shape loads.
+func (r *runner) entries(s shapeSpec) int {
+	if s.MVCC {
+		return r.cfg.Keys / mvccVersions * mvccVersions
+	}
+	return r.cfg.Keys
+}
+
+// prepareDir checks that dir is absent or empty and creates it; it returns
+// a function that removes what the run created.
+func prepareDir(dir string) (string, func(), error) {
+	if dir == "" {
+		d, err := os.MkdirTemp("", "pebble-workload-")
+		if err != nil {
+			return "", nil, err
+		}
+		return d, func() { os.RemoveAll(d) }, nil
+	}
+	ents, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", nil, err
+		}
+		return dir, func() { os.RemoveAll(dir) }, nil
+	case err != nil:
+		return "", nil, err
+	case len(ents) > 0:
+		return "", nil, fmt.Errorf("%w: %s holds %d entries; give an empty or absent directory", ErrDirNotEmpty, dir, len(ents))
+	}
+	return dir, func() {
+		// Remove only what this run created: the directory was empty.
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}, nil
+}
+
+// Run runs the benchmark and writes cfg.Out/WORKLOAD.md and the plots. It
+// returns ErrLostKeys (after writing the report) if any present key was not
+// read back, and ErrDirNotEmpty, touching nothing, if cfg.Dir holds anything.
+func Run(cfg Config) (*Result, error) {
+	dataDir, cleanup, err := prepareDir(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	return run(cfg, dataDir)
+}
+
+func run(cfg Config, dataDir string) (*Result, error) {
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, err
+	}
+	r := &runner{cfg: cfg, prog: newProgress(cfg.Progress)}
+	r.res = &Result{Config: cfg, Start: time.Now(), Cells: map[cellKey]map[string]*cellStats{},
+		Truth: map[string]map[string]map[string]truthCounts{}}
+	res := r.res
+	res.DelayMeasured = calibrateDelay(cfg.Delay)
+
+	// In-process false-positive rates, for the matched budgets and the spread.
+	n, probes := 200_000, 2_000_000
+	if cfg.Mode == "tiny" {
+		n, probes = 20_000, 100_000
+	}
+	r.prog.stage("false-positive rates of bloom and cuckoo, %d keys, %d probes per budget", n, probes)
+	res.BloomFPR = measureFPR(famBloom, n, probes, cfg.Seed)
+	res.CuckooFPR = measureFPR(famCuckoo, n, probes, cfg.Seed)
+
+	for _, s := range allShapes {
+		if len(cfg.Shapes) > 0 && !slices.Contains(cfg.Shapes, s.Name) {
+			continue
+		}
+		if err := r.shape(s, dataDir); err != nil {
+			return res, fmt.Errorf("shape %s: %w", s.Name, err)
+		}
+	}
+	res.Elapsed = time.Since(res.Start)
+	r.prog.done()
+	if err := writeReport(res); err != nil {
+		return res, err
+	}
+	if res.Lost > 0 || res.Phantom > 0 {
+		return res, fmt.Errorf("%w: %d present keys not read back, %d absent keys found", ErrLostKeys, res.Lost, res.Phantom)
+	}
+	return res, nil
+}
+
+// uniformConfigs are the policies loaded before the per-level spread can be
+// computed: none, bloom and cuckoo at every budget, and cuckoo at the
+// budgets that match bloom's rates.
+func (r *runner) uniformConfigs() []policyCfg {
+	res := r.res
+	cfgs := []policyCfg{{Name: "none", Family: famNone}}
+	have := map[string]bool{}
+	add := func(fam string, b int) string {
+		name := fmt.Sprintf("%s(%d)", fam, b)
+		if !have[name] {
+			have[name] = true
+			cfgs = append(cfgs, policyCfg{Name: name, Family: fam, B: b})
+		}
+		return name
+	}
+	res.Matched = map[int]string{}
+	for _, b := range r.cfg.Budgets {
+		add(famBloom, b)
+		add(famCuckoo, b)
+	}
+	for _, b := range r.cfg.Budgets {
+		if m := matchBudget(res.CuckooFPR, res.BloomFPR.FPR[b]); m > 0 {
+			res.Matched[b] = add(famCuckoo, m)
+		}
+	}
+	return cfgs
+}
+
+// shape loads every policy's database for one shape, measures them in every
+// regime and removes them.
+func (r *runner) shape(s shapeSpec, dataDir string) error {
+	res := r.res
+	base := filepath.Join(dataDir, s.Name)
+	var dbs []*dbInst
+	defer os.RemoveAll(base)
+	loadOne := func(c policyCfg) error {
+		d := &dbInst{cfg: c, dir: filepath.Join(base, sanitize(c.Name)), st: &ioStats{}}
+		r.prog.stage("load %s: %s", s.Name, c.Name)
+		el, err := r.load(s, d)
+		if err != nil {
+			return fmt.Errorf("load %s: %w", c.Name, err)
+		}
+		d.loadTime = el
+		dbs = append(dbs, d)
+		return nil
+	}
+	for _, c := range r.uniformConfigs() {
+		if err := loadOne(c); err != nil {
+			return err
+		}
+	}
+	// The per-level spread, from bloom(10)'s loaded LSM.
+	var ref *dbInst
+	for _, d := range dbs {
+		if d.cfg.Name == "bloom(10)" {
+			ref = d
+		}
+	}
+	if ref != nil {
+		fb, _ := ref.shape.totalFilter()
+		// The keys each level's filters hold (MVCC: prefixes, not versions),
+		// from bloom(10)'s filter bits.
+		in := spreadInput{Probes: ref.shape.getProbes(), Bits: 8 * float64(fb)}
+		for l := range in.Keys {
+			in.Keys[l] = 8 * ref.shape.FilterBytes[l] / 10
+		}
+		for _, fam := range []string{famBloom, famCuckoo} {
+			c := policyCfg{Name: fam + "-spread", Family: fam, PerLevel: true}
+			switch fam {
+			case famBloom:
+				c.Levels = spread(res.BloomFPR, in)
+			default:
+				c.Levels = spread(res.CuckooFPR, in)
+			}
+			res.Spreads = append(res.Spreads, spreadRow{Shape: s.Name, Cfg: c, In: in})
+			if err := loadOne(c); err != nil {
+				return err
+			}
+		}
+	}
+	truth := map[string]map[string]truthCounts{}
+	for _, d := range dbs {
+		r.prog.stage("count %s: %s", s.Name, d.cfg.Name)
+		t, err := r.countPass(s, d)
+		if err != nil {
+			return fmt.Errorf("counting pass of %s: %w", d.cfg.Name, err)
+		}
+		truth[d.cfg.Name] = t
+	}
+	res.Truth[s.Name] = truth
+	sr := shapeResult{Spec: s}
+	for _, d := range dbs {
+		sr.DBs = append(sr.DBs, dbRow{Cfg: d.cfg, Shape: d.shape, Load: d.loadTime})
+	}
+	res.Shapes = append(res.Shapes, sr)
+
+	for _, g := range allRegimes {
+		if len(r.cfg.Regimes) > 0 && !slices.Contains(r.cfg.Regimes, g.Name) {
+			continue
+		}
+		if err := r.regime(s, g, dbs); err != nil {
+			return fmt.Errorf("regime %s: %w", g.Name, err)
+		}
+	}
+	return nil
+}
+
+func sanitize(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// cacheSize is the block cache of a regime for a database of dbBytes: hot,
+// twice the database plus 8 MiB; otherwise 2% of it, at least 1 MiB (it
+// holds the upper levels' filters and indexes, and the OS page cache holds
+// the rest: the files were just written or read).
+func cacheSize(g regimeSpec, dbBytes int64) int64 {
+	if g.Hot {
+		return 2*dbBytes + 8<<20
+	}
+	return max(1<<20, dbBytes/50)
+}
+
+func (r *runner) paths() []pathSpec {
+	var ps []pathSpec
+	for _, p := range allPaths {
+		if len(r.cfg.Paths) == 0 || slices.Contains(r.cfg.Paths, p.Name) {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// regime opens every database of the shape with the regime's cache and
+// delay, warms each path once, then runs Reps repetitions in which every
+// path and thread count runs every policy back to back, in an order rotated
+// by one each repetition.
+func (r *runner) regime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
+	res := r.res
+	for _, d := range dbs {
+		d.cache = pebble.NewCache(cacheSize(g, d.shape.totalBytes()))
+		o := r.options(s, d.cfg, d.st, d.cache, true)
+		d.st.layouts.Store(nil)
+		if d.db, err = pebble.Open(d.dir, o); err != nil {
+			return err
+		}
+		if err := learnLayouts(d.db, vfs.Default, d.dir, o, d.st); err != nil {
+			return err
+		}
+		if g.Slow {
+			d.st.delay.Store(int64(r.cfg.Delay))
+		}
+	}
+	defer func() {
+		for _, d := range dbs {
+			d.st.delay.Store(0)
+			if d.db != nil {
+				if cerr := d.db.Close(); err == nil {
+					err = cerr
+				}
+				d.db = nil
+			}
+			d.cache.Unref()
+		}
+	}()
+	paths := r.paths()
+	maxT := slices.Max(r.cfg.Threads)
+	for _, p := range paths {
+		for _, d := range dbs {
+			r.prog.tick("%s %s: warm %s %s", s.Name, g.Name, p.Name, d.cfg.Name)
+			if _, err := r.run(s, p, d, maxT, r.cfg.Ops, nil); err != nil {
+				return err
+			}
+		}
+	}
+	hists := make([]*hdrhistogram.Histogram, maxT)
+	for t := range hists {
+		hists[t] = newHist()
+	}
+	for rep := range r.cfg.Reps {
+		order := slices.Clone(dbs)
+		k := rep % len(order)
+		order = append(order[k:], order[:k]...)
+		for _, p := range paths {
+			for _, threads := range r.cfg.Threads {
+				key := cellKey{Shape: s.Name, Regime: g.Name, Path: p.Name, Threads: threads}
+				cell := res.Cells[key]
+				if cell == nil {
+					cell = map[string]*cellStats{}
+					res.Cells[key] = cell
+				}
+				for _, d := range order {
+					r.prog.tick("%s %s rep %d/%d: %s t=%d %s", s.Name, g.Name, rep+1, r.cfg.Reps, p.Name, threads, d.cfg.Name)
+					for t := range threads {
+						hists[t].Reset()
+					}
+					out, err := r.run(s, p, d, threads, r.cfg.Ops, hists[:threads])
+					if err != nil {
+						return fmt.Errorf("%s %s: %w", p.Name, d.cfg.Name, err)
+					}
+					cs := cell[d.cfg.Name]
+					if cs == nil {
+						cs = &cellStats{Hist: newHist()}
+						cell[d.cfg.Name] = cs
+					}
+					for t := range threads {
+						cs.Hist.Merge(hists[t])
+					}
+					cs.Ops += int64(r.cfg.Ops)
+					cs.NsPerOp = append(cs.NsPerOp, float64(out.wall.Nanoseconds())/float64(r.cfg.Ops))
+					cs.IO.add(out.io)
+					cs.Hits += out.hits
+					cs.Misses += out.misses
+					cs.Lost += out.lost
+					cs.Phantom += out.phantom
+					res.Lost += out.lost
+					res.Phantom += out.phantom
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// progress writes one line, rewritten in place, at most every 200 ms.
+type progress struct {
+	w     io.Writer
+	start time.Time
+	last  time.Time
+	stg   string
+}
+
+func newProgress(w io.Writer) *progress { return &progress{w: w, start: time.Now()} }
+
+func (p *progress) stage(f string, args ...any) {
+	p.stg = fmt.Sprintf(f, args...)
+	p.print(p.stg)
+}
+
+func (p *progress) tick(f string, args ...any) {
+	if time.Since(p.last) < 200*time.Millisecond {
+		return
+	}
+	p.print(fmt.Sprintf(f, args...))
+}
+
+func (p *progress) print(s string) {
+	if p.w == nil {
+		return
+	}
+	p.last = time.Now()
+	el := time.Since(p.start).Truncate(time.Second)
+	if len(s) > 110 {
+		s = s[:110]
+	}
+	fmt.Fprintf(p.w, "\r\033[K[%s] %s", el, s)
+}
+
+func (p *progress) done() {
+	if p.w != nil {
+		fmt.Fprintf(p.w, "\r\033[K[%s] done\n", time.Since(p.start).Truncate(time.Second))
+	}
+}

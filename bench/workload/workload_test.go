@@ -1,0 +1,164 @@
+package workload
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestWorkloadTiny runs the smoke mode end to end on the real file system
+// and checks what it must get right whatever the machine: no key lost, the
+// filters probed (and none for the no-filter policy), the report written
+// without verdicts, and the data directory cleaned up.
+func TestWorkloadTiny(t *testing.T) {
+	cfg := Defaults("tiny")
+	cfg.Ops, cfg.CountOps = 60, 300
+	cfg.Out = t.TempDir()
+	cfg.Dir = filepath.Join(t.TempDir(), "data") // absent: Run creates and removes it
+	cfg.CommandLine = "go test -run TestWorkloadTiny"
+	res, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Lost != 0 || res.Phantom != 0 {
+		t.Fatalf("%d keys lost, %d absent keys found", res.Lost, res.Phantom)
+	}
+	if len(res.Shapes) != len(allShapes) {
+		t.Fatalf("%d shapes measured, want %d", len(res.Shapes), len(allShapes))
+	}
+	for _, s := range allShapes {
+		for _, pol := range []string{"none", "bloom(10)", "cuckoo(10)", "cuckoo(16)"} {
+			tc, ok := res.Truth[s.Name][pol]["seek-absent-l6"]
+			if !ok {
+				t.Fatalf("%s %s: no counting pass", s.Name, pol)
+			}
+			probes := tc.Hits + tc.Misses
+			switch {
+			case pol == "none" && probes != 0:
+				t.Errorf("%s none: %d filter probes, want 0", s.Name, probes)
+			case pol != "none" && probes == 0:
+				t.Errorf("%s %s: no filter probes", s.Name, pol)
+			}
+			if tc.Unknown != 0 {
+				t.Errorf("%s %s: %d positive answers on filter blocks of unknown tables", s.Name, pol, tc.Unknown)
+			}
+		}
+		for _, pol := range []string{"bloom(10)", "cuckoo(10)"} {
+			tc := res.Truth[s.Name][pol]["seek-present-l6"]
+			if tc.TP < tc.Ops { // every present prefix is in some table, and UseL6Filters probes all levels
+				t.Errorf("%s %s: %d true positives for %d present seeks", s.Name, pol, tc.TP, tc.Ops)
+			}
+		}
+		k := cellKey{Shape: s.Name, Regime: "slow", Path: "get-mix", Threads: 2}
+		if cs := res.Cells[k]["bloom(10)"]; cs == nil || len(cs.NsPerOp) != cfg.Reps || cs.Hist.TotalCount() != int64(cfg.Reps*cfg.Ops) {
+			t.Errorf("%v: runs missing", k)
+		}
+	}
+	if d, ok := res.db("steady", "cuckoo(10)"); !ok || d.Shape.totalBytes() == 0 {
+		t.Error("steady cuckoo(10): no tables")
+	}
+	report, err := os.ReadFile(filepath.Join(cfg.Out, "WORKLOAD.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(report)
+	if !strings.Contains(text, "SMOKE TEST") {
+		t.Error("the tiny report does not say it is a smoke test")
+	}
+	for _, v := range []string{"PASS", "FAIL", "## Targets"} {
+		if strings.Contains(text, v) {
+			t.Errorf("the tiny report prints %q", v)
+		}
+	}
+	for _, f := range []string{"fpr.png", "fp_per_get.png", "time_ratio.png", "workload.csv"} {
+		if _, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := os.Stat(cfg.Dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("data directory left behind: %v", err)
+	}
+}
+
+// TestRefusesNonEmptyDir checks that a data directory holding anything is
+// refused and left as it was.
+func TestRefusesNonEmptyDir(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "precious")
+	if err := os.WriteFile(keep, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Defaults("tiny")
+	cfg.Dir, cfg.Out = dir, t.TempDir()
+	if _, err := Run(cfg); !errors.Is(err, ErrDirNotEmpty) {
+		t.Fatalf("Run with a non-empty directory: %v, want ErrDirNotEmpty", err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("the directory's file is gone: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Out, "WORKLOAD.md")); err == nil {
+		t.Error("a report was written for a refused run")
+	}
+}
+
+// TestEmptyDirKept checks that an existing empty data directory is emptied
+// again, not removed.
+func TestEmptyDirKept(t *testing.T) {
+	dir := t.TempDir()
+	_, cleanup, err := prepareDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "made-by-run"), nil, 0o644)
+	cleanup()
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) != 0 {
+		t.Fatalf("after cleanup: %v entries, err %v", len(ents), err)
+	}
+}
+
+func TestMedianCI(t *testing.T) {
+	r := []float64{1.0, 0.9, 1.1, 1.05, 0.95, 1.02, 0.98, 1.01, 0.99, 1.03}
+	st := medianCI(r)
+	if math.Abs(st.Median-1.005) > 1e-9 {
+		t.Errorf("median %v, want 1.005", st.Median)
+	}
+	// Ten pairs: the 2nd and 9th order statistics, coverage 1 - 2*11/1024.
+	if st.Lo != 0.95 || st.Hi != 1.05 || math.Abs(st.Coverage-(1-22.0/1024)) > 1e-12 {
+		t.Errorf("interval [%v, %v] coverage %v", st.Lo, st.Hi, st.Coverage)
+	}
+	if st := medianCI([]float64{3, 1, 2}); st.Median != 2 || st.Lo != 1 || st.Hi != 3 || st.Coverage != 0.75 {
+		t.Errorf("three values: %+v", st)
+	}
+}
+
+// TestSpread checks Monkey's rule on a cuckoo-like curve: the level with
+// fewer keys gets more bits, the unprobed level none, and the spend stays
+// within the budget.
+func TestSpread(t *testing.T) {
+	var c fprCurve
+	c.Family = famCuckoo
+	c.FPR[0] = 1
+	for b := 1; b <= 32; b++ {
+		c.FPR[b] = math.Min(1, 8*math.Pow(2, -float64(b)))
+	}
+	in := spreadInput{Keys: [7]uint64{0, 0, 0, 0, 1000, 10000, 100000}, Probes: [7]float64{0, 0, 0, 0, 1, 1, 0}}
+	in.Bits = 10 * float64(111000)
+	b := spread(c, in)
+	if b[6] != 0 || b[0] != 0 {
+		t.Errorf("unprobed levels got bits: %v", b)
+	}
+	if b[4] < b[5] || b[5] == 0 {
+		t.Errorf("spread %v: the smaller level should get at least as many bits", b)
+	}
+	spent := 0.0
+	for l := range b {
+		spent += float64(in.Keys[l]) * float64(b[l])
+	}
+	if spent > in.Bits {
+		t.Errorf("spent %v bits of %v", spent, in.Bits)
+	}
+}
