@@ -26,9 +26,14 @@ type policyCfg struct {
 	B        int    // uniform budget; 0 when per-level
 	Levels   [7]int // per-level budgets when PerLevel (0: no filter)
 	PerLevel bool
+	Tuned    *cuckoopolicy.Policy // an explicit cuckoo configuration, on every level
+	TunedFor int                  // the bloom budget whose rate Tuned matches
 }
 
 func (p policyCfg) policy(b int) pebble.FilterPolicy {
+	if p.Tuned != nil {
+		return *p.Tuned
+	}
 	switch {
 	case p.Family == famNone || b <= 0:
 		return pebble.NoFilterPolicy
@@ -43,6 +48,10 @@ func (p policyCfg) policy(b int) pebble.FilterPolicy {
 // family's policy at 10 bits for per-level budgets, so that opts.Filters
 // reads the family), then the per-level overrides.
 func (p policyCfg) apply(opts *pebble.Options) {
+	if p.Tuned != nil {
+		cuckoopolicy.Apply(opts, *p.Tuned)
+		return
+	}
 	if !p.PerLevel {
 		cuckoopolicy.Apply(opts, p.policy(p.B))
 		return
@@ -152,8 +161,7 @@ type spreadInput struct {
 // largest drop in expected false positives per bit spent, until no step fits
 // or none lowers the sum. A level no Get probes (L6) keeps 0 bits. Greedy is
 // exact for convex FPR curves; the measured curves are convex within noise.
-func spread(c fprCurve, in spreadInput) [7]int {
-	var b [7]int
+func spread(c fprCurve, in spreadInput) (b [7]int) {
 	left := in.Bits
 	next := func(l int) int {
 		if b[l] == 0 {
@@ -161,6 +169,22 @@ func spread(c fprCurve, in spreadInput) [7]int {
 		}
 		return b[l] + 1
 	}
+	defer func() {
+		// A table keeps its filter when a compaction moves it down a level
+		// unchanged (L0 flushes move into the base level): a level no Get
+		// probes now, above the first probed level, gets that level's budget,
+		// so that what it hands down is filtered as its new level would be.
+		first := -1
+		for l := range 6 {
+			if b[l] > 0 {
+				first = l
+				break
+			}
+		}
+		for l := 0; l < first; l++ {
+			b[l] = b[first]
+		}
+	}()
 	for {
 		best, bestGain := -1, 0.0
 		for l := range b {
@@ -187,4 +211,71 @@ func spread(c fprCurve, in spreadInput) [7]int {
 		left -= float64(in.Keys[best]) * float64(nb-b[best])
 		b[best] = nb
 	}
+}
+
+// keysAndProbes returns n random 16-byte keys in one buffer and a function
+// that fills probe i, a key not among them.
+func keysAndProbes(n int, seed uint64) ([]byte, func(dst []byte, i int)) {
+	keys := make([]byte, 16*n)
+	for i := range n {
+		binary.BigEndian.PutUint64(keys[16*i:], mix(seed^uint64(i)))
+		binary.BigEndian.PutUint64(keys[16*i+8:], mix(seed+uint64(i)))
+	}
+	return keys, func(dst []byte, i int) {
+		binary.BigEndian.PutUint64(dst, mix(^seed^uint64(i)))
+		binary.BigEndian.PutUint64(dst[8:], mix(seed*3+uint64(i)))
+	}
+}
+
+// measureOne returns a policy's false-positive rate and filter bits per key
+// on n keys and the given number of probes.
+func measureOne(p pebble.FilterPolicy, n, probes int, seed uint64) (fpr, bitsPerKey float64) {
+	keys, probe := keysAndProbes(n, seed)
+	w := p.NewWriter(pebble.TableFilter)
+	for i := range n {
+		w.AddKey(keys[16*i : 16*i+16])
+	}
+	filter := w.Finish(nil)
+	k := make([]byte, 16)
+	fp := 0
+	for i := range probes {
+		probe(k, i)
+		if p.MayContain(pebble.TableFilter, filter, k) {
+			fp++
+		}
+	}
+	return float64(fp) / float64(probes), 8 * float64(len(filter)) / float64(n)
+}
+
+// tunedMatch is the cuckoo configuration with the fewest bits per key whose
+// measured rate is at most target: for each fingerprint width f, the load
+// at which the rate 8*load/2^f (semi-sorted buckets) meets the target, so
+// bits per key (f-1)/load; the best width is then measured, and its load
+// lowered by 2% at a time until the measured rate is at or below target.
+// It returns false if no configuration reaches target.
+func tunedMatch(target float64, n, probes int, seed uint64) (cuckoopolicy.Policy, float64, float64, bool) {
+	best, bestBits := cuckoopolicy.Policy{}, math.Inf(1)
+	for f := 5; f <= 32; f++ {
+		load := math.Min(0.95, target*math.Pow(2, float64(f))/8)
+		if load < cuckoopolicy.MinLoadFactor {
+			continue
+		}
+		if bits := float64(f-1) / load; bits < bestBits {
+			best, bestBits = cuckoopolicy.Policy{FingerprintBits: f, SemiSort: true, LoadFactor: load}, bits
+		}
+	}
+	if math.IsInf(bestBits, 1) {
+		return best, 0, 0, false
+	}
+	for range 20 {
+		fpr, bits := measureOne(best, n, probes, seed)
+		if fpr <= target {
+			return best, fpr, bits, true
+		}
+		best.LoadFactor *= 0.98
+		if best.LoadFactor < cuckoopolicy.MinLoadFactor {
+			break
+		}
+	}
+	return best, 0, 0, false
 }

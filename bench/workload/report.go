@@ -136,7 +136,12 @@ func writeReport(r *Result) error {
 			w(" bloom(%d) %.3f%% -> %s;", bb, 100*r.BloomFPR.FPR[bb], m)
 		}
 	}
-	w("\n\nPer-level spreads (Monkey's rule on the measured curves, bits per key by level; L6 gets none because Get never reads its filters; the budget is bloom(10)'s filter bytes on all levels):\n\n")
+	w("\n\nTuned matches (cuckoopolicy.Policy with a fingerprint width and a load chosen so that the measured rate is at or below bloom(B)'s, with the fewest bits per key):\n\n")
+	w("| bloom | bloom FPR | policy | fingerprint bits | load | FPR | bits/key (in process) |\n|---|---:|---|---:|---:|---:|---:|\n")
+	for _, t := range r.Tuned {
+		w("| bloom(%d) | %.4f%% | %s | %d | %.3f | %.4f%% | %.2f |\n", t.For, 100*t.BloomFPR, t.Name, t.Policy.FingerprintBits, t.Policy.LoadFactor, 100*t.FPR, t.Bits)
+	}
+	w("\nPer-level spreads (Monkey's rule on the measured curves, bits per key by level; L6 gets none because Get never reads its filters; the budget is bloom(10)'s filter bytes on all levels):\n\n")
 	w("| shape | policy | budgets | filter keys per level (bloom(10)'s filter bits / 10) | probes per absent Get | bits available |\n|---|---|---|---|---|---:|\n")
 	for _, s := range r.Spreads {
 		w("| %s | %s | %s | %v | %v | %.0f |\n", s.Shape, s.Cfg.Name, s.Cfg.levelsString(), s.In.Keys, s.In.Probes, s.In.Bits)
@@ -153,8 +158,12 @@ func writeReport(r *Result) error {
 				upper += d.Shape.FilterBytes[l]
 			}
 			ratio := "-"
-			if d.Cfg.B > 0 && d.Cfg.Family != famBloom {
-				if bd, ok := r.db(s.Spec.Name, bloomName(d.Cfg.B)); ok {
+			base := d.Cfg.B
+			if d.Cfg.Tuned != nil {
+				base = d.Cfg.TunedFor
+			}
+			if base > 0 && d.Cfg.Family != famBloom {
+				if bd, ok := r.db(s.Spec.Name, bloomName(base)); ok {
 					ratio = f3(float64(d.Load) / float64(bd.Load))
 				}
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
 // Result is everything a run measured.
@@ -15,12 +17,22 @@ type Result struct {
 	BloomFPR      fprCurve
 	CuckooFPR     fprCurve
 	Matched       map[int]string // budget B -> the cuckoo policy matching bloom(B)'s rate
+	Tuned         []tunedRow     // explicit cuckoo configurations matching bloom(B)'s rate
 	Spreads       []spreadRow
 	Shapes        []shapeResult
 	Cells         map[cellKey]map[string]*cellStats
 	Truth         map[string]map[string]map[string]truthCounts // shape -> policy -> path
 	Lost, Phantom int64
 	Verdicts      []Verdict
+}
+
+// tunedRow is a cuckoopolicy.Policy whose measured rate matches bloom(For)'s.
+type tunedRow struct {
+	Name      string
+	For       int
+	Policy    cuckoopolicy.Policy
+	FPR, Bits float64 // measured in process
+	BloomFPR  float64
 }
 
 type spreadRow struct {

@@ -23,7 +23,8 @@ type Config struct {
 	BurstTables   int           // overlapping L0 flushes of the write burst
 	LBaseMaxBytes int64         // Options.LBaseMaxBytes
 	FileSize      int64         // Options.TargetFileSizes, every level
-	Ops           int           // operations per measured run (one policy, one cell, one repetition)
+	Ops           int           // operations per measured run (one policy, one cell, one repetition), at least
+	RunTime       time.Duration // target wall time of one measured run: each path's operation count is raised to reach it, from a calibration run (0: Ops)
 	CountOps      int           // operations per path of the untimed pass that sorts filter answers into true and false positives
 	Reps          int           // repetitions of every cell, policies interleaved, order rotated
 	Threads       []int         // goroutines reading concurrently
@@ -156,6 +157,14 @@ func run(cfg Config, dataDir string) (*Result, error) {
 	r.prog.stage("false-positive rates of bloom and cuckoo, %d keys, %d probes per budget", n, probes)
 	res.BloomFPR = measureFPR(famBloom, n, probes, cfg.Seed)
 	res.CuckooFPR = measureFPR(famCuckoo, n, probes, cfg.Seed)
+	for _, b := range cfg.Budgets {
+		target := res.BloomFPR.FPR[b]
+		if p, fpr, bits, ok := tunedMatch(target, n, probes, cfg.Seed+7); ok {
+			res.Tuned = append(res.Tuned, tunedRow{
+				Name: fmt.Sprintf("cuckoo-f%d-load%.0f", p.FingerprintBits, 100*p.LoadFactor),
+				For:  b, Policy: p, FPR: fpr, Bits: bits, BloomFPR: target})
+		}
+	}
 
 	for _, s := range allShapes {
 		if len(cfg.Shapes) > 0 && !slices.Contains(cfg.Shapes, s.Name) {
@@ -200,6 +209,10 @@ func (r *runner) uniformConfigs() []policyCfg {
 		if m := matchBudget(res.CuckooFPR, res.BloomFPR.FPR[b]); m > 0 {
 			res.Matched[b] = add(famCuckoo, m)
 		}
+	}
+	for _, t := range res.Tuned {
+		pol := t.Policy
+		cfgs = append(cfgs, policyCfg{Name: t.Name, Family: famCuckoo, Tuned: &pol, TunedFor: t.For})
 	}
 	return cfgs
 }
@@ -356,6 +369,23 @@ func (r *runner) regime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
 			}
 		}
 	}
+	// Each path's operation count: enough for RunTime on one goroutine, from
+	// a calibration run on the first database after the warm-up.
+	opsFor := map[string]int{}
+	for _, p := range paths {
+		opsFor[p.Name] = r.cfg.Ops
+		if r.cfg.RunTime <= 0 {
+			continue
+		}
+		out, err := r.run(s, p, dbs[0], 1, r.cfg.Ops, nil)
+		if err != nil {
+			return err
+		}
+		per := out.wall / time.Duration(r.cfg.Ops)
+		if per > 0 {
+			opsFor[p.Name] = min(max(r.cfg.Ops, int(r.cfg.RunTime/per)), 200*r.cfg.Ops)
+		}
+	}
 	hists := make([]*hdrhistogram.Histogram, maxT)
 	for t := range hists {
 		hists[t] = newHist()
@@ -377,7 +407,8 @@ func (r *runner) regime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
 					for t := range threads {
 						hists[t].Reset()
 					}
-					out, err := r.run(s, p, d, threads, r.cfg.Ops, hists[:threads])
+					ops := opsFor[p.Name]
+					out, err := r.run(s, p, d, threads, ops, hists[:threads])
 					if err != nil {
 						return fmt.Errorf("%s %s: %w", p.Name, d.cfg.Name, err)
 					}
@@ -389,8 +420,8 @@ func (r *runner) regime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
 					for t := range threads {
 						cs.Hist.Merge(hists[t])
 					}
-					cs.Ops += int64(r.cfg.Ops)
-					cs.NsPerOp = append(cs.NsPerOp, float64(out.wall.Nanoseconds())/float64(r.cfg.Ops))
+					cs.Ops += int64(ops)
+					cs.NsPerOp = append(cs.NsPerOp, float64(out.wall.Nanoseconds())/float64(ops))
 					cs.IO.add(out.io)
 					cs.Hits += out.hits
 					cs.Misses += out.misses

@@ -148,8 +148,11 @@ func TestSpread(t *testing.T) {
 	in := spreadInput{Keys: [7]uint64{0, 0, 0, 0, 1000, 10000, 100000}, Probes: [7]float64{0, 0, 0, 0, 1, 1, 0}}
 	in.Bits = 10 * float64(111000)
 	b := spread(c, in)
-	if b[6] != 0 || b[0] != 0 {
-		t.Errorf("unprobed levels got bits: %v", b)
+	if b[6] != 0 {
+		t.Errorf("L6 got bits: %v", b)
+	}
+	if b[0] != b[4] {
+		t.Errorf("spread %v: the empty levels above L4 should take L4's budget", b)
 	}
 	if b[4] < b[5] || b[5] == 0 {
 		t.Errorf("spread %v: the smaller level should get at least as many bits", b)
