@@ -24,8 +24,6 @@ const (
 	numKinds
 )
 
-var kindNames = [numKinds]string{"data", "filter", "index", "value", "other"}
-
 // ioStats counts the reads of one database's sstables by block kind and adds
 // the device delay to each of them. Its counters only grow; readers take
 // differences.

@@ -92,7 +92,7 @@ func writeReport(r *Result) error {
 	w("- Started %s, took %s\n", r.Start.UTC().Format(time.RFC3339), r.Elapsed.Truncate(time.Second))
 	w("- Mode %s: %d entries per database, flush every %d, LBaseMaxBytes %s, target file size %s, write burst of %d L0 flushes (%.0f%% of the keys), MVCC %d versions per key\n",
 		c.Mode, c.Keys, c.FlushEvery, mib(float64(c.LBaseMaxBytes)), mib(float64(c.FileSize)), c.BurstTables, 100*burstShare, mvccVersions)
-	w("- %d operations per run (one policy, one cell, one repetition), %d repetitions with every policy interleaved (order rotated by one each repetition), threads %v, after one untimed warm-up run per path and policy\n", c.Ops, c.Reps, c.Threads)
+	w("- Timed runs: per path, enough operations for %s on one goroutine (at least %d; calibrated on the first database after the warm-up), the same for every policy; %d repetitions, each of %d rounds in which every policy runs back to back (order rotated by one each repetition); a repetition's time per operation is the median of its rounds; threads %v; one untimed warm-up run per path and policy first\n", c.RunTime, c.Ops, c.Reps, max(1, c.SubRuns), c.Threads)
 	w("- Regimes: hot = block cache of twice the database plus 8 MiB, warmed; pagecache = block cache of 2%% of the database (at least 1 MiB), the files in the OS page cache; slow = pagecache plus %s per sstable read (a nanosleep, measured at %s per read)\n\n",
 		c.Delay, r.DelayMeasured.Round(100*time.Nanosecond))
 
@@ -116,6 +116,8 @@ func writeReport(r *Result) error {
 		}
 		w("\n")
 	}
+
+	r.writeSummary(w)
 
 	w("## Policies\n\n")
 	w("In-process false-positive rates (%s keys through NewWriter, random absent probes through MayContain):\n\n", "random 16-byte")
@@ -365,4 +367,49 @@ func writeCSV(r *Result) error {
 		return err
 	}
 	return f.Close()
+}
+
+// writeSummary writes the end-to-end table: per shape, regime and absent
+// read path, the false-positive block reads per operation and the time
+// ratio of cuckoo(B) to bloom(B), on the first thread count.
+func (r *Result) writeSummary(w func(string, ...any)) {
+	c := r.Config
+	if len(c.Threads) == 0 {
+		return
+	}
+	t := c.Threads[0]
+	w("## Summary\n\n")
+	w("Absent reads on %d goroutine(s). FP/op: false-positive block reads per operation, bloom(B) -> cuckoo(B) (counting pass). Time: cuckoo(B)/bloom(B), median of paired ratios [sign-test interval]; bloom(B)'s µs per operation beside it.\n\n", t)
+	w("| shape | regime | path |")
+	for _, b := range c.Budgets {
+		w(" B=%d FP/op | B=%d bloom µs | B=%d time |", b, b, b)
+	}
+	w("\n|---|---|---|")
+	for range c.Budgets {
+		w("---:|---:|---:|")
+	}
+	w("\n")
+	for _, s := range r.shapeNames() {
+		for _, g := range allRegimes {
+			for _, p := range []string{"get-absent", "seek-absent", "seek-absent-l6"} {
+				k := cellKey{Shape: s, Regime: g.Name, Path: p, Threads: t}
+				cell := r.Cells[k]
+				if cell == nil {
+					continue
+				}
+				w("| %s | %s | %s |", s, g.Name, p)
+				for _, b := range c.Budgets {
+					bf, _ := r.fpPerOp(s, p, bloomName(b))
+					cf, _ := r.fpPerOp(s, p, cuckooName(b))
+					us := math.NaN()
+					if cs := cell[bloomName(b)]; cs != nil {
+						us = median(cs.NsPerOp) / 1000
+					}
+					w(" %s -> %s | %.2f | %s |", f4(bf), f4(cf), us, ratioCell(r.timeRatio(k, cuckooName(b), bloomName(b))))
+				}
+				w("\n")
+			}
+		}
+	}
+	w("\n")
 }

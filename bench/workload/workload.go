@@ -27,14 +27,16 @@ type Config struct {
 	RunTime       time.Duration // target wall time of one measured run: each path's operation count is raised to reach it, from a calibration run (0: Ops)
 	CountOps      int           // operations per path of the untimed pass that sorts filter answers into true and false positives
 	Reps          int           // repetitions of every cell, policies interleaved, order rotated
+	SubRuns       int           // rounds per repetition: a repetition's time is the median of its rounds (0: 1)
 	Threads       []int         // goroutines reading concurrently
 	Budgets       []int         // bits-per-key budgets B
 	Delay         time.Duration // device delay per sstable read, slow regime
 	Dir           string        // data directory: must be empty or absent; "" for a temporary one
 	Out           string        // report directory
 	Seed          uint64
-	CommandLine   string    // for the report
-	Progress      io.Writer // a progress line; nil: none
+	CommandLine   string          // for the report
+	Progress      io.Writer       // a progress line; nil: none
+	Stop          <-chan struct{} // closed to stop early: Run removes its databases and returns ErrStopped
 	// Shapes, Regimes and Paths restrict the run (nil: all).
 	Shapes, Regimes, Paths []string
 }
@@ -48,20 +50,24 @@ func Defaults(mode string) Config {
 		c.LBaseMaxBytes, c.FileSize = 64<<10, 64<<10
 		c.Ops, c.Reps, c.CountOps = 100, 2, 500
 	case "quick":
-		c.Keys, c.FlushEvery, c.BurstTables = 150_000, 15_000, 8
-		c.LBaseMaxBytes, c.FileSize = 256<<10, 512<<10
-		c.Ops, c.Reps, c.CountOps = 300, 10, 10_000
+		c.Keys, c.FlushEvery, c.BurstTables = 300_000, 30_000, 8
+		c.LBaseMaxBytes, c.FileSize = 64<<10, 256<<10
+		c.Ops, c.RunTime, c.Reps, c.CountOps, c.SubRuns = 200, 15*time.Millisecond, 10, 30_000, 3
 	default:
 		c.Mode = "full"
-		c.Keys, c.FlushEvery, c.BurstTables = 2_000_000, 100_000, 10
+		c.Keys, c.FlushEvery, c.BurstTables = 3_000_000, 150_000, 10
 		c.LBaseMaxBytes, c.FileSize = 1<<20, 2<<20
-		c.Ops, c.Reps, c.CountOps = 1000, 10, 50_000
+		c.Ops, c.RunTime, c.Reps, c.CountOps, c.SubRuns = 500, 45*time.Millisecond, 10, 200_000, 3
 	}
 	return c
 }
 
 // ErrDirNotEmpty is returned for a data directory that holds anything.
 var ErrDirNotEmpty = errors.New("workload: data directory is not empty")
+
+// ErrStopped is returned when Config.Stop was closed; the data directory
+// is cleaned up as after a complete run, and no report is written.
+var ErrStopped = errors.New("workload: stopped")
 
 // ErrLostKeys is returned, with the report written, when a present key was
 // not read back with its value or an absent key was found.
@@ -82,6 +88,16 @@ type runner struct {
 	cfg  Config
 	prog *progress
 	res  *Result
+}
+
+// stopped says whether Config.Stop was closed.
+func (r *runner) stopped() bool {
+	select {
+	case <-r.cfg.Stop:
+		return true
+	default:
+		return false
+	}
 }
 
 func (r *runner) keyspace(s shapeSpec) keyspace {
@@ -225,6 +241,9 @@ func (r *runner) shape(s shapeSpec, dataDir string) error {
 	var dbs []*dbInst
 	defer os.RemoveAll(base)
 	loadOne := func(c policyCfg) error {
+		if r.stopped() {
+			return ErrStopped
+		}
 		d := &dbInst{cfg: c, dir: filepath.Join(base, sanitize(c.Name)), st: &ioStats{}}
 		r.prog.stage("load %s: %s", s.Name, c.Name)
 		el, err := r.load(s, d)
@@ -356,7 +375,10 @@ func (r *runner) regime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
 				}
 				d.db = nil
 			}
-			d.cache.Unref()
+			if d.cache != nil {
+				d.cache.Unref()
+				d.cache = nil
+			}
 		}
 	}()
 	paths := r.paths()
@@ -402,33 +424,47 @@ func (r *runner) regime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
 					cell = map[string]*cellStats{}
 					res.Cells[key] = cell
 				}
-				for _, d := range order {
-					r.prog.tick("%s %s rep %d/%d: %s t=%d %s", s.Name, g.Name, rep+1, r.cfg.Reps, p.Name, threads, d.cfg.Name)
-					for t := range threads {
-						hists[t].Reset()
+				if r.stopped() {
+					return ErrStopped
+				}
+				// SubRuns rounds, each running every policy once on a share of
+				// the operations: a policy's time in this repetition is the
+				// median of its rounds, so that a burst of load from elsewhere on
+				// the machine spoils one round, not the pair.
+				subs := max(1, r.cfg.SubRuns)
+				ops := max(1, opsFor[p.Name]/subs)
+				times := map[string][]float64{}
+				for range subs {
+					for _, d := range order {
+						r.prog.tick("%s %s rep %d/%d: %s t=%d %s", s.Name, g.Name, rep+1, r.cfg.Reps, p.Name, threads, d.cfg.Name)
+						for t := range threads {
+							hists[t].Reset()
+						}
+						out, err := r.run(s, p, d, threads, ops, hists[:threads])
+						if err != nil {
+							return fmt.Errorf("%s %s: %w", p.Name, d.cfg.Name, err)
+						}
+						cs := cell[d.cfg.Name]
+						if cs == nil {
+							cs = &cellStats{Hist: newHist()}
+							cell[d.cfg.Name] = cs
+						}
+						for t := range threads {
+							cs.Hist.Merge(hists[t])
+						}
+						cs.Ops += int64(ops)
+						times[d.cfg.Name] = append(times[d.cfg.Name], float64(out.wall.Nanoseconds())/float64(ops))
+						cs.IO.add(out.io)
+						cs.Hits += out.hits
+						cs.Misses += out.misses
+						cs.Lost += out.lost
+						cs.Phantom += out.phantom
+						res.Lost += out.lost
+						res.Phantom += out.phantom
 					}
-					ops := opsFor[p.Name]
-					out, err := r.run(s, p, d, threads, ops, hists[:threads])
-					if err != nil {
-						return fmt.Errorf("%s %s: %w", p.Name, d.cfg.Name, err)
-					}
-					cs := cell[d.cfg.Name]
-					if cs == nil {
-						cs = &cellStats{Hist: newHist()}
-						cell[d.cfg.Name] = cs
-					}
-					for t := range threads {
-						cs.Hist.Merge(hists[t])
-					}
-					cs.Ops += int64(ops)
-					cs.NsPerOp = append(cs.NsPerOp, float64(out.wall.Nanoseconds())/float64(ops))
-					cs.IO.add(out.io)
-					cs.Hits += out.hits
-					cs.Misses += out.misses
-					cs.Lost += out.lost
-					cs.Phantom += out.phantom
-					res.Lost += out.lost
-					res.Phantom += out.phantom
+				}
+				for name, ts := range times {
+					cell[name].NsPerOp = append(cell[name].NsPerOp, median(ts))
 				}
 			}
 		}
@@ -441,14 +477,12 @@ type progress struct {
 	w     io.Writer
 	start time.Time
 	last  time.Time
-	stg   string
 }
 
 func newProgress(w io.Writer) *progress { return &progress{w: w, start: time.Now()} }
 
 func (p *progress) stage(f string, args ...any) {
-	p.stg = fmt.Sprintf(f, args...)
-	p.print(p.stg)
+	p.print(fmt.Sprintf(f, args...))
 }
 
 func (p *progress) tick(f string, args ...any) {

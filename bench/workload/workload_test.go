@@ -165,3 +165,19 @@ func TestSpread(t *testing.T) {
 		t.Errorf("spent %v bits of %v", spent, in.Bits)
 	}
 }
+
+// TestStop checks that a stopped run removes its databases.
+func TestStop(t *testing.T) {
+	cfg := Defaults("tiny")
+	cfg.Out = t.TempDir()
+	cfg.Dir = filepath.Join(t.TempDir(), "data")
+	stop := make(chan struct{})
+	close(stop)
+	cfg.Stop = stop
+	if _, err := Run(cfg); !errors.Is(err, ErrStopped) {
+		t.Fatalf("Run after Stop: %v, want ErrStopped", err)
+	}
+	if _, err := os.Stat(cfg.Dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("data directory left behind: %v", err)
+	}
+}

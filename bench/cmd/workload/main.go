@@ -18,8 +18,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/workload"
 )
@@ -79,6 +81,16 @@ func main() {
 	cfg.Dir, cfg.Out = *dir, *out
 	cfg.CommandLine = strings.Join(append([]string{"go run ./bench/cmd/workload"}, os.Args[1:]...), " ")
 	cfg.Progress = os.Stderr
+	stop := make(chan struct{})
+	cfg.Stop = stop
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		fmt.Fprintln(os.Stderr, "\nworkload: stopping, removing the databases (interrupt again to quit at once)")
+		signal.Stop(sig)
+		close(stop)
+	}()
 
 	if _, err := workload.Run(cfg); err != nil {
 		fmt.Fprintf(os.Stderr, "\nworkload: %v\n", err)
