@@ -22,12 +22,11 @@ func mix(x uint64) uint64 {
 // keyspace generates the keys of one shape. Key i for i < n is written (in
 // the order i = 0, 1, ..., which is random key order); keys i >= n are
 // absent. In the plain key spaces a key is 16 bytes drawn from i; in the MVCC
-// key space, i names a CockroachDB roach key that gets Versions versions, and
-// filters hold roach keys (the prefix Comparer.Split gives).
+// key space, i names a CockroachDB roach key that gets mvccVersions versions,
+// and filters hold roach keys (the prefix Comparer.Split gives).
 type keyspace struct {
-	seed     uint64
-	mvcc     bool
-	versions int // MVCC versions per roach key (1 for plain keys)
+	seed uint64
+	mvcc bool
 }
 
 // key appends key i (plain) or the bare roach key i with no timestamp (MVCC)

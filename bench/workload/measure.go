@@ -28,8 +28,6 @@ var allPaths = []pathSpec{
 	{Name: "seek-present-l6", Seek: true, L6: true, Present: 1},
 }
 
-func (p pathSpec) absentOnly() bool { return p.Present == 0 }
-
 // regimeSpec is one cache and device regime.
 type regimeSpec struct {
 	Name string

@@ -85,7 +85,7 @@ func (r *Result) computeVerdicts() {
 		}
 		var misses, unjudged []string
 		judged := 0
-		var ratios []string
+		var ratios []float64
 		for _, s := range r.shapeNames() {
 			for _, p := range r.pathsRun() {
 				bfp, bn := r.fpPerOp(s, p, bloomName(b))
@@ -97,7 +97,7 @@ func (r *Result) computeVerdicts() {
 				}
 				judged++
 				ratio := cfp / bfp
-				ratios = append(ratios, fmt.Sprintf("%s %.3f", cell, ratio))
+				ratios = append(ratios, ratio)
 				if ratio > limit {
 					misses = append(misses, fmt.Sprintf("%s: %.3f (cuckoo %.4f, bloom %.4f per op)", cell, ratio, cfp, bfp))
 				}
@@ -105,7 +105,7 @@ func (r *Result) computeVerdicts() {
 		}
 		r.Verdicts = append(r.Verdicts, verdict(
 			fmt.Sprintf("False-positive block reads per op, cuckoo(%d) <= %.2fx bloom(%d), every shape and path", b, limit, b),
-			misses, unjudged, judged, fmt.Sprintf("%d cells judged", judged)))
+			misses, unjudged, judged, fmt.Sprintf("%d cells judged; ratios: median %.3f, highest %.3f", judged, median(ratios), maxOrNaN(ratios))))
 	}
 	// 2. Filter bytes at bloom(16)'s false-positive rate: the tuned cuckoo
 	// configuration, and the integer budget.
@@ -261,4 +261,11 @@ func (r *Result) computeVerdicts() {
 		}
 		r.Verdicts = append(r.Verdicts, verdict("Zero keys lost: every present read answers with its value", misses, nil, 1, ""))
 	}
+}
+
+func maxOrNaN(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	return slices.Max(x)
 }
