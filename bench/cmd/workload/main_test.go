@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMain runs the command itself when the tests start this binary with
+// WORKLOAD_RUN_MAIN set, so that the exit status is the real command's.
+func TestMain(m *testing.M) {
+	if os.Getenv("WORKLOAD_RUN_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func runCmd(t *testing.T, args ...string) (stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "WORKLOAD_RUN_MAIN=1")
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return e.String(), 0
+	case errors.As(err, &exit):
+		return e.String(), exit.ExitCode()
+	default:
+		t.Fatal(err)
+		return "", -1
+	}
+}
+
+// TestRefusesNonEmptyDir: a data directory that holds anything is refused
+// with exit status 1 and left as it was; no report is written.
+func TestRefusesNonEmptyDir(t *testing.T) {
+	dir, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	keep := filepath.Join(dir, "precious")
+	if err := os.WriteFile(keep, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stderr, code := runCmd(t, "-tiny", "-dir", dir, "-out", out)
+	if code != 1 || !strings.Contains(stderr, "not empty") {
+		t.Fatalf("exit %d, stderr %q; want 1 and a refusal", code, stderr)
+	}
+	if b, err := os.ReadFile(keep); err != nil || string(b) != "x" {
+		t.Fatalf("the directory's file changed: %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "WORKLOAD.md")); err == nil {
+		t.Error("a report was written for a refused run")
+	}
+}
+
+// TestBadThreads: a malformed flag is a usage error.
+func TestBadThreads(t *testing.T) {
+	if _, code := runCmd(t, "-tiny", "-threads", "0", "-out", t.TempDir()); code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+}
