@@ -30,7 +30,9 @@ func main() {
 	quick := flag.Bool("quick", false, "the quick run: about 10 minutes on 2 cores")
 	tiny := flag.Bool("tiny", false, "a smoke test of a few seconds: no verdicts")
 	keys := flag.Int("keys", 0, "entries per database (0: the mode's default)")
-	ops := flag.Int("ops", 0, "operations per measured run (0: the mode's default)")
+	ops := flag.Int("ops", 0, "fewest operations per measured run (0: the mode's default)")
+	duration := flag.Duration("duration", 0, "target time of one measured run, from which each path's operation count is calibrated (0: the mode's default)")
+	countOps := flag.Int("countops", 0, "operations per path of the pass that counts false positives (0: the mode's default)")
 	reps := flag.Int("reps", 0, "repetitions (0: the mode's default; at least 10 for the timing targets)")
 	threads := flag.String("threads", "1,2", "goroutine counts, comma-separated")
 	delay := flag.Duration("delay", 0, "device delay per sstable read in the slow regime (0: 50µs)")
@@ -55,6 +57,12 @@ func main() {
 	}
 	if *ops > 0 {
 		cfg.Ops = *ops
+	}
+	if *duration > 0 {
+		cfg.RunTime = *duration
+	}
+	if *countOps > 0 {
+		cfg.CountOps = *countOps
 	}
 	if *reps > 0 {
 		cfg.Reps = *reps
