@@ -325,15 +325,18 @@ func sanitize(name string) string {
 	return string(b)
 }
 
-// cacheSize is the block cache of a regime for a database of dbBytes: hot,
-// twice the database plus 8 MiB; otherwise 2% of it, at least 1 MiB (it
-// holds the upper levels' filters and indexes, and the OS page cache holds
-// the rest: the files were just written or read).
-func cacheSize(g regimeSpec, dbBytes int64) int64 {
+// cacheSize is the block cache of a regime for a database: hot, twice the
+// database plus 8 MiB; otherwise 2% of the database (at least 1 MiB) for
+// data and index blocks, plus twice the database's filter bytes, so that the
+// filters stay resident as they do in a production block cache, and a small
+// cache does not make each read fetch its filters again (the OS page cache
+// holds the rest: the files were just written or read).
+func cacheSize(g regimeSpec, s lsmShape) int64 {
 	if g.Hot {
-		return 2*dbBytes + 8<<20
+		return 2*s.totalBytes() + 8<<20
 	}
-	return max(1<<20, dbBytes/50)
+	fb, _ := s.totalFilter()
+	return max(1<<20, s.totalBytes()/50) + 2*int64(fb)
 }
 
 func (r *runner) paths() []pathSpec {
@@ -353,7 +356,7 @@ func (r *runner) paths() []pathSpec {
 func (r *runner) regime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
 	res := r.res
 	for _, d := range dbs {
-		d.cache = pebble.NewCache(cacheSize(g, d.shape.totalBytes()))
+		d.cache = pebble.NewCache(cacheSize(g, d.shape))
 		o := r.options(s, d.cfg, d.st, d.cache, true)
 		d.st.layouts.Store(nil)
 		if d.db, err = pebble.Open(d.dir, o); err != nil {
