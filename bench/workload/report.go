@@ -151,7 +151,7 @@ func writeReport(r *Result) error {
 
 	w("\n## LSM shapes and loading\n\n")
 	w("Tables per level L0..L6 (db.Metrics()), bytes, filter bits per key (cuckoopolicy.FilterUsage), load time (writes, flushes, compactions; same pacing for every policy) and its ratio to bloom at the same budget.\n\n")
-	w("| shape | policy | tables L0..L6 | L0 sublevels | bytes | filter bits/key | filter bytes L0-L5 | load | load / bloom(B) |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n")
+	w("| shape | policy | tables L0..L6 | bytes L0..L6 | L0 sublevels | bytes | filter bits/key | filter bytes L0-L5 | load | load / bloom(B) |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range r.Shapes {
 		for _, d := range s.DBs {
 			fb, fk := d.Shape.totalFilter()
@@ -169,7 +169,11 @@ func writeReport(r *Result) error {
 					ratio = f3(float64(d.Load) / float64(bd.Load))
 				}
 			}
-			w("| %s | %s | %v | %d | %s | %.2f | %s | %s | %s |\n", s.Spec.Name, d.Cfg.Name, d.Shape.Tables, d.Shape.Sublevels,
+			var lb []string
+			for _, x := range d.Shape.Bytes {
+				lb = append(lb, mib(float64(x)))
+			}
+			w("| %s | %s | %v | %s | %d | %s | %.2f | %s | %s | %s |\n", s.Spec.Name, d.Cfg.Name, d.Shape.Tables, strings.Join(lb, ", "), d.Shape.Sublevels,
 				mib(float64(d.Shape.totalBytes())), 8*float64(fb)/math.Max(1, float64(fk)), mib(float64(upper)), d.Load.Round(time.Millisecond), ratio)
 		}
 	}
