@@ -103,10 +103,10 @@ func (r *runner) opKey(s shapeSpec, p pathSpec, j int, dst []byte) (key []byte, 
 	return ks.versionKey(dst, i, v), true, i, v
 }
 
-// run performs ops operations of path p on d with the given number of
-// goroutines, recording latencies into hists (one per goroutine; nil: not
-// recorded).
-func (r *runner) run(s shapeSpec, p pathSpec, d *dbInst, threads, ops int, hists []*hdrhistogram.Histogram) (runOut, error) {
+// run performs operations base to base+ops-1 of path p on d with the given
+// number of goroutines, recording latencies into hists (one per goroutine;
+// nil: not recorded).
+func (r *runner) run(s shapeSpec, p pathSpec, d *dbInst, threads, base, ops int, hists []*hdrhistogram.Histogram) (runOut, error) {
 	var out runOut
 	f0 := d.db.Metrics().Filter
 	io0 := d.st.snap()
@@ -132,7 +132,7 @@ func (r *runner) run(s shapeSpec, p pathSpec, d *dbInst, threads, ops int, hists
 			ks := r.keyspace(s)
 			want := make([]byte, 0, 64)
 			for j := t; j < ops; j += threads {
-				key, present, i, v := r.opKey(s, p, j, buf[:0])
+				key, present, i, v := r.opKey(s, p, base+j, buf[:0])
 				t0 := time.Now()
 				if p.Seek {
 					ok := it.SeekPrefixGE(key)
