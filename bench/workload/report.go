@@ -93,7 +93,7 @@ func writeReport(r *Result) error {
 	w("- Mode %s: %d entries per database, flush every %d, LBaseMaxBytes %s, target file size %s, write burst of %d L0 flushes (%.0f%% of the keys), MVCC %d versions per key\n",
 		c.Mode, c.Keys, c.FlushEvery, mib(float64(c.LBaseMaxBytes)), mib(float64(c.FileSize)), c.BurstTables, 100*burstShare, mvccVersions)
 	w("- Timed runs: per path, enough operations for %s on one goroutine (at least %d; calibrated on the first database after the warm-up), the same for every policy; %d repetitions, each of %d rounds in which every policy runs back to back (order rotated by one each repetition); a repetition's time per operation is the median of its rounds; threads %v; one untimed warm-up run per path and policy first\n", c.RunTime, c.Ops, c.Reps, max(1, c.SubRuns), c.Threads)
-	w("- Regimes: hot = block cache of twice the database plus 8 MiB, warmed by a full scan and a pass of every path; every round reads keys that no earlier run read (the same keys for every policy); pagecache = block cache of 2%% of the database (at least 1 MiB) plus twice its filter bytes (filters stay resident), the files in the OS page cache; slow = pagecache plus %s per sstable read (a nanosleep, measured at %s per read)\n\n",
+	w("- Regimes: hot = block cache of twice the database plus 8 MiB, warmed by a full scan and a pass of every path; every round reads keys that no earlier run read (the same keys for every policy); pagecache = block cache of 2%% of the database (at least 1 MiB) plus twice the largest filter bytes among the shape's databases (filters stay resident; the same cache for every policy), the files in the OS page cache; slow = pagecache plus %s per sstable read (a nanosleep, measured at %s per read)\n\n",
 		c.Delay, r.DelayMeasured.Round(100*time.Nanosecond))
 
 	if !tiny {
@@ -264,7 +264,7 @@ func writeReport(r *Result) error {
 					upper += d.Shape.FilterBytes[l]
 				}
 			}
-			w("| %s | %s | %s | %s | %s |\n", s.Spec.Name, d.Cfg.Name, mib(float64(upper)), mib(float64(all)), mib(float64(cacheSize(regimeSpec{}, d.Shape))))
+			w("| %s | %s | %s | %s | %s |\n", s.Spec.Name, d.Cfg.Name, mib(float64(upper)), mib(float64(all)), mib(float64(cacheSize(regimeSpec{}, d.Shape, r.maxFilterBytes(s.Spec.Name)))))
 		}
 	}
 
@@ -416,4 +416,20 @@ func (r *Result) writeSummary(w func(string, ...any)) {
 		}
 	}
 	w("\n")
+}
+
+// maxFilterBytes is the largest total of filter bytes among a shape's
+// databases.
+func (r *Result) maxFilterBytes(shape string) int64 {
+	var m int64
+	for _, s := range r.Shapes {
+		if s.Spec.Name != shape {
+			continue
+		}
+		for _, d := range s.DBs {
+			fb, _ := d.Shape.totalFilter()
+			m = max(m, int64(fb))
+		}
+	}
+	return m
 }

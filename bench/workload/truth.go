@@ -139,7 +139,7 @@ func tableTruth(fs vfs.FS, name string, o *pebble.Options) (sig uint64, prefixes
 // block cache larger than the database, and runs each path's first
 // CountOps operations once, on one goroutine.
 func (r *runner) countPass(s shapeSpec, d *dbInst) (map[string]truthCounts, error) {
-	cache := pebble.NewCache(cacheSize(regimeSpec{Hot: true}, d.shape))
+	cache := pebble.NewCache(cacheSize(regimeSpec{Hot: true}, d.shape, 0))
 	defer cache.Unref()
 	o := r.options(s, d.cfg, d.st, cache, true)
 	var tables map[uint64][]uint64

@@ -327,16 +327,26 @@ func sanitize(name string) string {
 
 // cacheSize is the block cache of a regime for a database: hot, twice the
 // database plus 8 MiB; otherwise 2% of the database (at least 1 MiB) for
-// data and index blocks, plus twice the database's filter bytes, so that the
-// filters stay resident as they do in a production block cache, and a small
-// cache does not make each read fetch its filters again (the OS page cache
-// holds the rest: the files were just written or read).
-func cacheSize(g regimeSpec, s lsmShape) int64 {
+// data and index blocks, plus twice filterBytes, so that the filters stay
+// resident as they do in a production block cache, and a small cache does
+// not make each read fetch its filters again (the OS page cache holds the
+// rest: the files were just written or read). filterBytes is the largest
+// total of the shape's databases, so that every policy gets the same cache.
+func cacheSize(g regimeSpec, s lsmShape, filterBytes int64) int64 {
 	if g.Hot {
 		return 2*s.totalBytes() + 8<<20
 	}
-	fb, _ := s.totalFilter()
-	return max(1<<20, s.totalBytes()/50) + 2*int64(fb)
+	return max(1<<20, s.totalBytes()/50) + 2*filterBytes
+}
+
+// maxFilterBytes is the largest total of filter bytes among dbs.
+func maxFilterBytes(dbs []*dbInst) int64 {
+	var m int64
+	for _, d := range dbs {
+		fb, _ := d.shape.totalFilter()
+		m = max(m, int64(fb))
+	}
+	return m
 }
 
 func (r *runner) paths() []pathSpec {
@@ -356,7 +366,7 @@ func (r *runner) paths() []pathSpec {
 func (r *runner) regime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
 	res := r.res
 	for _, d := range dbs {
-		d.cache = pebble.NewCache(cacheSize(g, d.shape))
+		d.cache = pebble.NewCache(cacheSize(g, d.shape, maxFilterBytes(dbs)))
 		o := r.options(s, d.cfg, d.st, d.cache, true)
 		d.st.layouts.Store(nil)
 		if d.db, err = pebble.Open(d.dir, o); err != nil {
