@@ -2,16 +2,17 @@
 // the internal packages share: replayable seeds, the switch for long runs,
 // key sets and the theoretical false-positive rate.
 //
-// Two environment variables steer the randomized tests:
+// Two environment variables steer the randomized tests, here as in the
+// tests of bench and sstable_integration (package pebbletest):
 //
-//	CUCKOO_SEED=n  replays a run with the seed a failing test logged
-//	CUCKOO_LONG=1  widens sweeps and sizes, and lets the statistical tests
-//	               draw fresh seeds (minutes)
+//	PEBBLE_CUCKOO_SEED=n  replays a run with the seed a failing test logged
+//	PEBBLE_CUCKOO_LONG=1  widens sweeps and sizes, and lets the statistical
+//	                      tests draw fresh seeds (minutes)
 //
-// Without CUCKOO_LONG, statistical tests (those whose verdict depends on
-// the draw, such as false-positive rates against a bound) run on a fixed
-// seed, so that the default run cannot fail by chance; the property tests
-// (no false negatives, round trips) draw a fresh seed every run.
+// Without PEBBLE_CUCKOO_LONG, statistical tests (those whose verdict depends
+// on the draw, such as false-positive rates against a bound) run on a fixed
+// seed, so that the default run cannot fail by chance; the property tests (no
+// false negatives, round trips) draw a fresh seed every run.
 package testkit
 
 import (
@@ -23,10 +24,10 @@ import (
 	"testing"
 )
 
-// Long reports whether long runs are asked for: CUCKOO_LONG is set.
-func Long() bool { return os.Getenv("CUCKOO_LONG") != "" }
+// Long reports whether long runs are asked for: PEBBLE_CUCKOO_LONG is set.
+func Long() bool { return os.Getenv("PEBBLE_CUCKOO_LONG") != "" }
 
-// Seed returns a fresh seed for a randomized test, or CUCKOO_SEED's value
+// Seed returns a fresh seed for a randomized test, or PEBBLE_CUCKOO_SEED's value
 // when it is set, and logs it with the command line that replays it. The log
 // shows when the test fails (or with -v).
 func Seed(t testing.TB) uint64 {
@@ -36,7 +37,7 @@ func Seed(t testing.TB) uint64 {
 
 // FixedSeed is Seed for a statistical test: def in the default run, so that
 // its verdict is the same every run, and a fresh seed in long runs.
-// CUCKOO_SEED overrides both.
+// PEBBLE_CUCKOO_SEED overrides both.
 func FixedSeed(t testing.TB, def uint64) uint64 {
 	t.Helper()
 	if Long() {
@@ -47,14 +48,14 @@ func FixedSeed(t testing.TB, def uint64) uint64 {
 
 func logSeed(t testing.TB, seed uint64) uint64 {
 	t.Helper()
-	if s := os.Getenv("CUCKOO_SEED"); s != "" {
+	if s := os.Getenv("PEBBLE_CUCKOO_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			t.Fatalf("CUCKOO_SEED: %v", err)
+			t.Fatalf("PEBBLE_CUCKOO_SEED: %v", err)
 		}
 		seed = v
 	}
-	t.Logf("seed %d (replay with CUCKOO_SEED=%d)", seed, seed)
+	t.Logf("seed %d (replay with PEBBLE_CUCKOO_SEED=%d)", seed, seed)
 	return seed
 }
 
