@@ -192,21 +192,9 @@ var readers = map[string]pebble.FilterPolicy{
 // unknown comparer, a comparer other than the database's, and any error
 // reading a table.
 func Analyze(c Config) (*Report, error) {
-	budgets := c.Budgets
-	if len(budgets) == 0 {
-		budgets = DefaultBudgets
-	}
-	for _, b := range budgets {
-		if b < 1 || b > 64 {
-			return nil, fmt.Errorf("whatif: budget %d bits per key is out of range 1..64", b)
-		}
-	}
-	if c.Sample < 0 || c.Probes < 0 {
-		return nil, fmt.Errorf("whatif: -sample and -probes must not be negative")
-	}
-	probes := c.Probes
-	if probes == 0 {
-		probes = DefaultProbes
+	budgets, probes, err := checkConfig(c)
+	if err != nil {
+		return nil, err
 	}
 	db, opts, fs, closeDB, err := openReadOnly(c.Dir, c.Comparer)
 	if err != nil {
@@ -219,21 +207,8 @@ func Analyze(c Config) (*Report, error) {
 		return nil, fmt.Errorf("whatif: listing tables: %w", err)
 	}
 	cands := candidates(budgets)
-	rep := &Report{Dir: c.Dir, Comparer: opts.Comparer.Name, Baseline: "now"}
-	for _, cd := range cands {
-		rep.Candidates = append(rep.Candidates, cd.name)
-	}
-	var totalEntries uint64
-	var nTables int
-	for _, lv := range levels {
-		for _, t := range lv {
-			nTables++
-			if t.Properties != nil {
-				totalEntries += t.Properties.NumEntries
-			}
-		}
-	}
-
+	rep := newReport(c.Dir, opts.Comparer.Name, cands)
+	nTables, totalEntries := countTables(levels)
 	a := &analysis{
 		cmp:      opts.Comparer.Compare,
 		split:    opts.Comparer.Split,
@@ -247,6 +222,62 @@ func Analyze(c Config) (*Report, error) {
 		sentinel: c.Comparer == "cockroach",
 	}
 	a.ropts.Filters = nil
+	progress := c.Progress
+	if nTables < 20 {
+		progress = nil
+	}
+	probed, err := a.readLevels(rep, levels, nTables, progress)
+	if err != nil {
+		return nil, err
+	}
+	rep.Sampled = a.sampled
+
+	slices.Sort(a.hashes)
+	a.hashes = slices.Compact(a.hashes)
+	ps := a.deriveProbes(rep)
+	if progress != nil {
+		fmt.Fprintf(progress, "whatif: probing %d absent keys\n", len(ps))
+	}
+	a.probe(rep, ps)
+	rep.probeKeys = ps
+
+	if !probed {
+		rep.Baseline = "bloom(10)"
+		if !slices.Contains(budgets, 10) {
+			rep.Baseline = "none"
+		}
+	}
+	return rep, nil
+}
+
+// checkConfig returns c's budgets and probes, defaults filled in, or the
+// error in c.
+func checkConfig(c Config) (budgets []int, probes int, err error) {
+	budgets = c.Budgets
+	if len(budgets) == 0 {
+		budgets = DefaultBudgets
+	}
+	for _, b := range budgets {
+		if b < 1 || b > 64 {
+			return nil, 0, fmt.Errorf("whatif: budget %d bits per key is out of range 1..64", b)
+		}
+	}
+	if c.Sample < 0 || c.Probes < 0 {
+		return nil, 0, fmt.Errorf("whatif: -sample and -probes must not be negative")
+	}
+	probes = c.Probes
+	if probes == 0 {
+		probes = DefaultProbes
+	}
+	return budgets, probes, nil
+}
+
+// newReport returns an empty report with a row per candidate on every level.
+func newReport(dir, comparer string, cands []candidate) *Report {
+	rep := &Report{Dir: dir, Comparer: comparer, Baseline: "now"}
+	for _, cd := range cands {
+		rep.Candidates = append(rep.Candidates, cd.name)
+	}
 	for li := range rep.Levels {
 		L := &rep.Levels[li]
 		L.Level = li
@@ -255,8 +286,28 @@ func Analyze(c Config) (*Report, error) {
 			L.Candidates[i].Name = cd.name
 		}
 	}
+	return rep
+}
+
+// countTables returns the number of tables and their entries, as their
+// properties count them.
+func countTables(levels [][]pebble.SSTableInfo) (nTables int, totalEntries uint64) {
+	for _, lv := range levels {
+		for _, t := range lv {
+			nTables++
+			if t.Properties != nil {
+				totalEntries += t.Properties.NumEntries
+			}
+		}
+	}
+	return nTables, totalEntries
+}
+
+// readLevels reads every local table into a and rep, noting about once a
+// second on progress (when not nil) how far it is. It reports whether some
+// table has a filter whatif can probe.
+func (a *analysis) readLevels(rep *Report, levels [][]pebble.SSTableInfo, nTables int, progress io.Writer) (probed bool, err error) {
 	unreadable := map[string]bool{}
-	probed := false // some table has a filter whatif can probe
 	done, last := 0, time.Now()
 	for li, lv := range levels {
 		if li >= NumLevels {
@@ -271,7 +322,7 @@ func Analyze(c Config) (*Report, error) {
 			L.Tables++
 			t, err := a.readTable(L, info)
 			if err != nil {
-				return nil, err
+				return false, err
 			}
 			addNow(L, t.nowName, t.nowSize)
 			if t.nowName != "" && t.now == nil {
@@ -280,8 +331,8 @@ func Analyze(c Config) (*Report, error) {
 			probed = probed || t.now != nil
 			a.tables[li] = append(a.tables[li], t)
 			done++
-			if c.Progress != nil && nTables >= 20 && time.Since(last) > time.Second {
-				fmt.Fprintf(c.Progress, "whatif: read %d of %d tables (L%d), %d filter keys\n", done, nTables, li, len(a.hashes))
+			if progress != nil && time.Since(last) > time.Second {
+				fmt.Fprintf(progress, "whatif: read %d of %d tables (L%d), %d filter keys\n", done, nTables, li, len(a.hashes))
 				last = time.Now()
 			}
 		}
@@ -290,24 +341,7 @@ func Analyze(c Config) (*Report, error) {
 		rep.Unreadable = append(rep.Unreadable, n)
 	}
 	slices.Sort(rep.Unreadable)
-	rep.Sampled = a.sampled
-
-	slices.Sort(a.hashes)
-	a.hashes = slices.Compact(a.hashes)
-	ps := a.deriveProbes(rep)
-	if c.Progress != nil && nTables >= 20 {
-		fmt.Fprintf(c.Progress, "whatif: probing %d absent keys\n", len(ps))
-	}
-	a.probe(rep, ps)
-	rep.probeKeys = ps
-
-	if !probed {
-		rep.Baseline = "bloom(10)"
-		if !slices.Contains(budgets, 10) {
-			rep.Baseline = "none"
-		}
-	}
-	return rep, nil
+	return probed, nil
 }
 
 func addNow(L *Level, name string, size uint64) {
@@ -344,19 +378,9 @@ type analysis struct {
 // builds its candidate filters.
 func (a *analysis) readTable(L *Level, info pebble.SSTableInfo) (*table, error) {
 	path := a.fs.PathJoin(a.dir, fmt.Sprintf("%06d.sst", uint64(info.BackingSSTNum)))
-	f, err := a.fs.Open(path)
+	f, r, err := a.openTable(path)
 	if err != nil {
-		return nil, fmt.Errorf("whatif: %w", err)
-	}
-	readable, err := sstable.NewSimpleReadable(f)
-	if err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("whatif: %s: %w", path, err)
-	}
-	r, err := sstable.NewReader(context.Background(), readable, a.ropts)
-	if err != nil {
-		_ = readable.Close()
-		return nil, fmt.Errorf("whatif: %s: %w", path, err)
+		return nil, err
 	}
 	defer r.Close()
 
@@ -365,10 +389,51 @@ func (a *analysis) readTable(L *Level, info pebble.SSTableInfo) (*table, error) 
 		smallest: bytes.Clone(info.Smallest.UserKey[:a.split(info.Smallest.UserKey)]),
 		largest:  bytes.Clone(info.Largest.UserKey[:a.split(info.Largest.UserKey)]),
 	}
+	if err := readNowFilter(t, r, f); err != nil {
+		return nil, fmt.Errorf("whatif: %s: %w", path, err)
+	}
+	stride, every := a.spacing(info)
+	s, err := a.scanKeys(r, info, stride, every)
+	if err != nil {
+		return nil, fmt.Errorf("whatif: %s: %w", path, err)
+	}
+	L.Entries += s.entries
+	L.Keys += s.nkeys
+	L.Sampled += uint64(len(s.keys))
+	if len(s.keys) == 0 {
+		return t, nil
+	}
+	a.buildCandidates(L, t, s.keys, s.nkeys)
+	return t, nil
+}
+
+// openTable opens the table file at path and its reader; closing the reader
+// closes the file.
+func (a *analysis) openTable(path string) (vfs.File, *sstable.Reader, error) {
+	f, err := a.fs.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("whatif: %w", err)
+	}
+	readable, err := sstable.NewSimpleReadable(f)
+	if err != nil {
+		_ = f.Close()
+		return nil, nil, fmt.Errorf("whatif: %s: %w", path, err)
+	}
+	r, err := sstable.NewReader(context.Background(), readable, a.ropts)
+	if err != nil {
+		_ = readable.Close()
+		return nil, nil, fmt.Errorf("whatif: %s: %w", path, err)
+	}
+	return f, r, nil
+}
+
+// readNowFilter sets t's current filter: its policy name and size, and, when
+// whatif can probe it, its policy and block.
+func readNowFilter(t *table, r *sstable.Reader, f vfs.File) error {
 	// The metaindex names the filter; a virtual table's properties may not.
 	layout, err := r.Layout()
 	if err != nil {
-		return nil, fmt.Errorf("whatif: %s: %w", path, err)
+		return err
 	}
 	for _, h := range layout.Filter {
 		name, ok := strings.CutPrefix(h.Name, "fullfilter.")
@@ -378,40 +443,55 @@ func (a *analysis) readTable(L *Level, info pebble.SSTableInfo) (*table, error) 
 		t.nowName, t.nowSize = name, h.Length
 		p := readers[name]
 		if p == nil || h.Length > 1<<31 {
-			break
+			return nil
 		}
 		block := make([]byte, h.Length)
 		if _, err := f.ReadAt(block, int64(h.Offset)); err != nil {
-			return nil, fmt.Errorf("whatif: %s: reading the filter block: %w", path, err)
+			return fmt.Errorf("reading the filter block: %w", err)
 		}
 		t.now, t.nowBlock = p, block
-		break
+		return nil
 	}
+	return nil
+}
 
-	stride := uint64(1)
+// spacing returns the table's sample stride (every entry when it needs no
+// sample) and how many entries apart its probe sources are (0: none).
+func (a *analysis) spacing(info pebble.SSTableInfo) (stride, every uint64) {
+	stride = 1
 	if a.sample > 0 && info.Properties != nil && info.Properties.NumEntries > uint64(a.sample) {
 		stride = (info.Properties.NumEntries + uint64(a.sample) - 1) / uint64(a.sample)
 		a.sampled = true
 	}
 	// Probe sources: this table's share of all probes, spread over its keys.
-	every := uint64(0)
 	if info.Properties != nil && info.Properties.NumEntries > 0 && a.total > 0 {
 		share := float64(a.probes) * float64(info.Properties.NumEntries) / float64(a.total)
 		if share > 0 {
 			every = max(1, uint64(float64(info.Properties.NumEntries)/share))
 		}
 	}
+	return stride, every
+}
 
+// scanned is what scanKeys finds in one table.
+type scanned struct {
+	keys    [][]byte // the sampled filter keys
+	entries uint64   // entries within the table's bounds
+	nkeys   uint64   // filter keys
+}
+
+// scanKeys reads the table's filter keys: it adds each one's hash to
+// a.hashes and every few entries' to a.sources, and samples one every stride
+// entries.
+func (a *analysis) scanKeys(r *sstable.Reader, info pebble.SSTableInfo, stride, every uint64) (scanned, error) {
+	var s scanned
 	it, err := r.NewIter(sstable.NoTransforms, nil, nil, sstable.DebugHandlesBlobContext)
 	if err != nil {
-		return nil, fmt.Errorf("whatif: %s: %w", path, err)
+		return s, err
 	}
 	var (
 		prev    []byte
 		have    bool
-		keys    [][]byte
-		entries uint64
-		nkeys   uint64
 		next    = every / 2
 		nextKey uint64
 	)
@@ -420,7 +500,7 @@ func (a *analysis) readTable(L *Level, info pebble.SSTableInfo) (*table, error) 
 		if info.Virtual && (a.cmp(uk, info.Smallest.UserKey) < 0 || a.cmp(uk, info.Largest.UserKey) > 0) {
 			continue
 		}
-		entries++
+		s.entries++
 		p := uk[:a.split(uk)]
 		if have && bytes.Equal(p, prev) {
 			continue
@@ -429,33 +509,30 @@ func (a *analysis) readTable(L *Level, info pebble.SSTableInfo) (*table, error) 
 		a.hashes = append(a.hashes, xxhash.Sum64(p))
 		// The sample and the sources are spread by entries, which
 		// NumEntries counts: a key with many versions is one filter key.
-		if entries > nextKey {
-			keys = append(keys, bytes.Clone(p))
-			for nextKey < entries {
+		if s.entries > nextKey {
+			s.keys = append(s.keys, bytes.Clone(p))
+			for nextKey < s.entries {
 				nextKey += stride
 			}
 		}
-		if every > 0 && entries > next {
+		if every > 0 && s.entries > next {
 			a.sources = append(a.sources, bytes.Clone(p))
-			for next < entries {
+			for next < s.entries {
 				next += every
 			}
 		}
-		nkeys++
+		s.nkeys++
 	}
 	err = it.Error()
 	if cerr := it.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return nil, fmt.Errorf("whatif: %s: %w", path, err)
-	}
-	L.Entries += entries
-	L.Keys += nkeys
-	L.Sampled += uint64(len(keys))
-	if len(keys) == 0 {
-		return t, nil
-	}
+	return s, err
+}
+
+// buildCandidates builds t's candidate filters from the sampled keys and adds
+// their bytes, scaled up to all nkeys filter keys, to L.
+func (a *analysis) buildCandidates(L *Level, t *table, keys [][]byte, nkeys uint64) {
 	scale := float64(nkeys) / float64(len(keys))
 	t.cands = make([][]byte, len(a.cands))
 	for i, cd := range a.cands {
@@ -466,7 +543,6 @@ func (a *analysis) readTable(L *Level, info pebble.SSTableInfo) (*table, error) 
 		t.cands[i] = w.Finish(nil)
 		L.Candidates[i].Bytes += float64(len(t.cands[i])) * scale
 	}
-	return t, nil
 }
 
 // deriveProbes turns the source keys into keys present in no table.
