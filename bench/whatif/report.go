@@ -64,6 +64,28 @@ func (r *Report) BaselineReads(last int, getL6 bool) float64 {
 // Write prints the report as plain text.
 func (r *Report) Write(w io.Writer) error {
 	b := &strings.Builder{}
+	r.writeHeader(b)
+	r.writeNow(b)
+	r.writeMethod(b)
+	if r.Probes == 0 {
+		b.WriteString("\nNo absent probes: nothing to measure.\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	base := r.baselineName()
+	if r.Baseline != "now" {
+		fmt.Fprintf(b, "No table has a filter whatif can probe: savings are against %s.\n", base)
+	}
+	for li := range r.Levels {
+		r.writeLevel(b, li)
+	}
+	r.writeTotals(b, base)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeHeader prints what database was read and what its filter keys are.
+func (r *Report) writeHeader(b *strings.Builder) {
 	fmt.Fprintf(b, "whatif: %s (opened read-only), comparer %s\n", r.Dir, r.Comparer)
 	if r.Comparer == "leveldb.BytewiseComparator" {
 		b.WriteString("Filter keys are whole user keys.\n")
@@ -74,6 +96,10 @@ func (r *Report) Write(w io.Writer) error {
 	if r.RemoteTables > 0 {
 		fmt.Fprintf(b, "%d tables on shared or external storage were not read.\n", r.RemoteTables)
 	}
+}
+
+// writeNow prints the table of the database's levels and current filters.
+func (r *Report) writeNow(b *strings.Builder) {
 	b.WriteString("\nThe database now\n\n")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "level\ttables\tentries\tfilter keys\tfilter bytes\tbits/key\tfilter policy (tables)\t")
@@ -104,7 +130,10 @@ func (r *Report) Write(w io.Writer) error {
 	if len(r.Unreadable) > 0 {
 		fmt.Fprintf(b, "whatif cannot probe filters of %s: their tables count as having no filter.\n", strings.Join(r.Unreadable, ", "))
 	}
+}
 
+// writeMethod prints how the absent probes were made and the read model.
+func (r *Report) writeMethod(b *strings.Builder) {
 	fmt.Fprintf(b, "\nAbsent probes: %s distinct keys in no table, made from %s keys of the database picked\n", num(uint64(r.Probes)), num(uint64(r.Sources)))
 	fmt.Fprintf(b, "evenly over all its filter keys: %s with one bit of the last byte flipped (the lowest bit\n", num(uint64(r.ByFlip)))
 	fmt.Fprintf(b, "that gives a key in no table), %s with a 0x00 byte appended, %s with neither.\n", num(uint64(r.ByAppend)), num(uint64(r.NoProbe)))
@@ -119,53 +148,57 @@ func (r *Report) Write(w io.Writer) error {
 		b.WriteString("Candidates were built from a sample of each large table's keys (-sample); their bytes\n")
 		b.WriteString("are scaled up to all its keys.\n")
 	}
-	if r.Probes == 0 {
-		b.WriteString("\nNo absent probes: nothing to measure.\n")
-		_, err := io.WriteString(w, b.String())
-		return err
-	}
+}
 
-	base := "the current filters"
-	if r.Baseline != "now" {
-		base = r.Baseline
-		if r.Baseline == "none" {
-			base = "no filters"
-		}
-		fmt.Fprintf(b, "No table has a filter whatif can probe: savings are against %s.\n", base)
+// baselineName returns the baseline filters in words.
+func (r *Report) baselineName() string {
+	switch r.Baseline {
+	case "now":
+		return "the current filters"
+	case "none":
+		return "no filters"
 	}
-	for li := range r.Levels {
-		L := &r.Levels[li]
-		if L.Tables == 0 {
-			continue
-		}
-		fmt.Fprintf(b, "\nL%d: %s, %s filter keys, %s filter probes by the absent keys\n",
-			li, plural(L.Tables, "table"), num(L.Keys), num(uint64(L.Checks)))
-		if li == NumLevels-1 {
-			b.WriteString("(db.Get does not read L6 filters: these reads and savings are those of prefix reads.)\n")
-		}
-		if L.Checks == 0 {
-			continue
-		}
-		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "filter\tfpr %\t±\tbytes\tbits/key\treads/absent read\tsaved\t")
-		nowFPR, nowErr := "-", ""
-		if L.NowFiltered > 0 {
-			nowFPR, nowErr = fmt.Sprintf("%.3f", 100*L.NowFPR()), margin(L.NowFalsePos, L.NowFiltered)
-		}
-		fmt.Fprintf(tw, "now\t%s\t%s\t%s\t%s\t%.4f\t\t\n", nowFPR, nowErr, num(L.NowBytes),
-			bitsPerKey(float64(L.NowBytes), L.Keys), r.perProbe(L.NowHits))
-		bh := r.baseHits(L)
-		for i, c := range L.Candidates {
-			fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\t%s\t%.4f\t%+.4f\t\n", c.Name, 100*L.FPR(i), margin(c.Hits, L.Checks),
-				num(uint64(c.Bytes+0.5)), bitsPerKey(c.Bytes, L.Keys), r.perProbe(c.Hits), r.perProbe(bh-c.Hits))
-		}
-		tw.Flush()
-	}
+	return r.Baseline
+}
 
+// writeLevel prints level li's current and candidate filters, if it has
+// tables.
+func (r *Report) writeLevel(b *strings.Builder, li int) {
+	L := &r.Levels[li]
+	if L.Tables == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nL%d: %s, %s filter keys, %s filter probes by the absent keys\n",
+		li, plural(L.Tables, "table"), num(L.Keys), num(uint64(L.Checks)))
+	if li == NumLevels-1 {
+		b.WriteString("(db.Get does not read L6 filters: these reads and savings are those of prefix reads.)\n")
+	}
+	if L.Checks == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "filter\tfpr %\t±\tbytes\tbits/key\treads/absent read\tsaved\t")
+	nowFPR, nowErr := "-", ""
+	if L.NowFiltered > 0 {
+		nowFPR, nowErr = fmt.Sprintf("%.3f", 100*L.NowFPR()), margin(L.NowFalsePos, L.NowFiltered)
+	}
+	fmt.Fprintf(tw, "now\t%s\t%s\t%s\t%s\t%.4f\t\t\n", nowFPR, nowErr, num(L.NowBytes),
+		bitsPerKey(float64(L.NowBytes), L.Keys), r.perProbe(L.NowHits))
+	bh := r.baseHits(L)
+	for i, c := range L.Candidates {
+		fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\t%s\t%.4f\t%+.4f\t\n", c.Name, 100*L.FPR(i), margin(c.Hits, L.Checks),
+			num(uint64(c.Bytes+0.5)), bitsPerKey(c.Bytes, L.Keys), r.perProbe(c.Hits), r.perProbe(bh-c.Hits))
+	}
+	tw.Flush()
+}
+
+// writeTotals prints the reads and bytes of each filter over all levels,
+// savings against base.
+func (r *Report) writeTotals(b *strings.Builder, base string) {
 	fmt.Fprintf(b, "\nData-block reads per absent read, all levels together; saved is against %s.\n", base)
 	b.WriteString("Get: L0-L5 filters, plus one L6 block wherever an L6 table holds the key (db.Get never\n")
 	b.WriteString("reads L6 filters). Prefix read: an iterator with UseL6Filters, L0-L6 filters.\n\n")
-	tw = tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "filter\tGet reads\tsaved\tprefix reads\tsaved\tbytes L0-L5\tbytes L0-L6\t")
 	baseGet, basePrefix := r.BaselineReads(NumLevels-1, true), r.BaselineReads(NumLevels-1, false)
 	var nb5, nb6 uint64
@@ -189,8 +222,6 @@ func (r *Report) Write(w io.Writer) error {
 			num(uint64(b5+0.5)), num(uint64(b6+0.5)))
 	}
 	tw.Flush()
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // margin returns two standard errors of the rate k/n, in percentage points;
