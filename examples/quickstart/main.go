@@ -52,13 +52,38 @@ type result struct {
 	lost         int
 }
 
+// run loads nkeys keys in the given number of flushes into a new database
+// filtered by p, then does gets Gets of absent keys and gets of present ones.
 func run(p pebble.FilterPolicy, nkeys, flushes, gets int) (result, error) {
 	dir, err := os.MkdirTemp("", "pebble-cuckoo-quickstart")
 	if err != nil {
 		return result{}, err
 	}
 	defer os.RemoveAll(dir)
+	db, err := open(dir, p)
+	if err != nil {
+		return result{}, err
+	}
+	defer db.Close()
+	if err := load(db, nkeys, flushes); err != nil {
+		return result{}, err
+	}
 
+	var res result
+	r := rand.New(rand.NewPCG(1, 2))
+	res.hits, res.misses, err = getAbsent(db, r, nkeys, gets)
+	if err != nil {
+		return res, err
+	}
+	if probes := res.hits + res.misses; probes > 0 {
+		res.fpr = float64(res.misses) / float64(probes)
+	}
+	res.lost = getPresent(db, r, nkeys, gets)
+	return res, nil
+}
+
+// open opens a database in dir with p on all seven levels.
+func open(dir string, p pebble.FilterPolicy) (*pebble.DB, error) {
 	opts := &pebble.Options{
 		Logger: quiet{},
 		// Keep every flushed table in L0, so each Get probes all of them.
@@ -69,69 +94,73 @@ func run(p pebble.FilterPolicy, nkeys, flushes, gets int) (result, error) {
 	// p on all seven levels; bloom and cuckoo tables written before stay
 	// filtered whichever p is.
 	cuckoopolicy.Apply(opts, p)
-	db, err := pebble.Open(dir, opts)
-	if err != nil {
-		return result{}, err
-	}
-	defer db.Close()
+	return pebble.Open(dir, opts)
+}
 
-	// Every flush writes a slice of the keys spread over the whole key space,
-	// so the L0 tables overlap and a Get must ask each one.
-	key := func(i int) []byte {
-		var k [16]byte
-		binary.BigEndian.PutUint64(k[:], uint64(i)*0x9e3779b97f4a7c15)
-		binary.BigEndian.PutUint64(k[8:], uint64(i))
-		return k[:]
-	}
+// key returns the i-th key: a hash of i spreads the keys over the key space.
+func key(i int) []byte {
+	var k [16]byte
+	binary.BigEndian.PutUint64(k[:], uint64(i)*0x9e3779b97f4a7c15)
+	binary.BigEndian.PutUint64(k[8:], uint64(i))
+	return k[:]
+}
+
+// load writes keys 0 to nkeys-1 in the given number of flushes. Every flush
+// writes a slice of the keys spread over the whole key space, so the L0
+// tables overlap and a Get must ask each one.
+func load(db *pebble.DB, nkeys, flushes int) error {
 	for f := range flushes {
 		b := db.NewBatch()
 		for i := f; i < nkeys; i += flushes {
 			if err := b.Set(key(i), []byte("value"), nil); err != nil {
-				return result{}, err
+				return err
 			}
 		}
 		if err := b.Commit(pebble.NoSync); err != nil {
-			return result{}, err
+			return err
 		}
 		if err := db.Flush(); err != nil {
-			return result{}, err
+			return err
 		}
 	}
+	return nil
+}
 
-	var res result
+// getAbsent does gets Gets of absent keys and returns what the filters
+// did: hits are tables they skipped, misses their false positives.
+func getAbsent(db *pebble.DB, r *rand.Rand, nkeys, gets int) (hits, misses int64, err error) {
 	before := db.Metrics().Filter
-	r := rand.New(rand.NewPCG(1, 2))
 	for range gets {
 		// Absent: the same shape as a real key, an index past the loaded ones.
 		_, closer, err := db.Get(key(nkeys + r.IntN(1<<30)))
 		if err == nil {
 			closer.Close()
-			return res, fmt.Errorf("absent key found")
+			return 0, 0, fmt.Errorf("absent key found")
 		}
 		if err != pebble.ErrNotFound {
-			return res, err
+			return 0, 0, err
 		}
 	}
 	after := db.Metrics().Filter
-	res.hits = after.Hits - before.Hits
-	res.misses = after.Misses - before.Misses
-	if probes := res.hits + res.misses; probes > 0 {
-		res.fpr = float64(res.misses) / float64(probes)
-	}
-	// Present keys: every one must be found.
+	return after.Hits - before.Hits, after.Misses - before.Misses, nil
+}
+
+// getPresent does gets Gets of loaded keys and returns how many were not
+// found with their value: every one must be.
+func getPresent(db *pebble.DB, r *rand.Rand, nkeys, gets int) (lost int) {
 	for range gets {
 		i := r.IntN(nkeys)
 		v, closer, err := db.Get(key(i))
 		if err != nil {
-			res.lost++
+			lost++
 			continue
 		}
 		if string(v) != "value" {
-			res.lost++
+			lost++
 		}
 		closer.Close()
 	}
-	return res, nil
+	return lost
 }
 
 // quiet discards Pebble's informational log lines.
