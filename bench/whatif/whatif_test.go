@@ -487,8 +487,46 @@ func TestAnalyzeSample(t *testing.T) {
 	}
 }
 
+// TestAnalyzeCockroach analyzes a database of CockroachDB MVCC keys: it
+// needs the cockroach comparer, its filter keys are the roach keys, and its
+// probes are bare prefixes that Pebble's own prefix reads count alike.
 func TestAnalyzeCockroach(t *testing.T) {
 	dir := t.TempDir()
+	want, wantPrefixes := buildCockroachDB(t, dir)
+	before := snapshot(t, dir)
+
+	if _, err := Analyze(Config{Dir: dir}); err == nil || !strings.Contains(err.Error(), "comparer") {
+		t.Errorf("default comparer on a cockroach database: %v, want a comparer mismatch", err)
+	}
+	rep, err := Analyze(Config{Dir: dir, Comparer: "cockroach", Probes: 3000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkUnchanged(t, before, snapshot(t, dir))
+	checkCockroachLevels(t, rep, want, wantPrefixes)
+
+	if rep.Probes < 2000 {
+		t.Fatalf("%d absent probes from 3000 sources", rep.Probes)
+	}
+	for _, p := range rep.probeKeys {
+		if cockroachkvs.Comparer.Split(p) != len(p) {
+			t.Fatalf("probe %q is not a bare prefix", p)
+		}
+	}
+	checks, pos := pebbleFilterCounts(t, dir, true, rep.probeKeys, true)
+	wantChecks := sumLevels(rep, NumLevels-1, func(L *Level) int { return L.Checks })
+	wantPos := sumLevels(rep, NumLevels-1, func(L *Level) int { return L.NowFalsePos })
+	if checks != wantChecks || pos != wantPos {
+		t.Errorf("SeekPrefixGE with UseL6Filters: Pebble counted %d filter checks, %d positive; whatif %d, %d",
+			checks, pos, wantChecks, wantPos)
+	}
+}
+
+// buildCockroachDB writes a database of roach keys with several versions each
+// in dir, the first of four flushes compacted. It returns its tables and how
+// many roach keys the flushes wrote, counting a key once per flush.
+func buildCockroachDB(t *testing.T, dir string) (want expected, wantPrefixes int) {
+	t.Helper()
 	db, err := pebble.Open(dir, dbOptions(true))
 	if err != nil {
 		t.Fatal(err)
@@ -500,7 +538,6 @@ func TestAnalyzeCockroach(t *testing.T) {
 	}
 	// Each round writes 1 to 4 versions of a third of the keys: a table
 	// holds one filter key per roach key, however many versions.
-	wantPrefixes := 0
 	for round := range 4 {
 		for i, r := range roaches {
 			if i%3 != round%3 {
@@ -524,21 +561,18 @@ func TestAnalyzeCockroach(t *testing.T) {
 			}
 		}
 	}
-	want := sstables(t, db)
+	want = sstables(t, db)
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	before := snapshot(t, dir)
+	return want, wantPrefixes
+}
 
-	if _, err := Analyze(Config{Dir: dir}); err == nil || !strings.Contains(err.Error(), "comparer") {
-		t.Errorf("default comparer on a cockroach database: %v, want a comparer mismatch", err)
-	}
-	rep, err := Analyze(Config{Dir: dir, Comparer: "cockroach", Probes: 3000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkUnchanged(t, before, snapshot(t, dir))
-
+// checkCockroachLevels checks rep's levels against the database's tables:
+// versions fold into one filter key, and bloom(10) matches the current
+// filters.
+func checkCockroachLevels(t *testing.T, rep *Report, want expected, wantPrefixes int) {
+	t.Helper()
 	var keys uint64
 	for l := range NumLevels {
 		L := &rep.Levels[l]
@@ -558,21 +592,6 @@ func TestAnalyzeCockroach(t *testing.T) {
 	// has a filter key in both tables.
 	if tables := sumLevels(rep, NumLevels-1, func(L *Level) int { return L.Tables }); keys < uint64(wantPrefixes) || keys > uint64(wantPrefixes)+uint64(tables) {
 		t.Errorf("%d filter keys in %d tables, want %d (roach keys per flush) plus at most one per table", keys, tables, wantPrefixes)
-	}
-	if rep.Probes < 2000 {
-		t.Fatalf("%d absent probes from 3000 sources", rep.Probes)
-	}
-	for _, p := range rep.probeKeys {
-		if cockroachkvs.Comparer.Split(p) != len(p) {
-			t.Fatalf("probe %q is not a bare prefix", p)
-		}
-	}
-	checks, pos := pebbleFilterCounts(t, dir, true, rep.probeKeys, true)
-	wantChecks := sumLevels(rep, NumLevels-1, func(L *Level) int { return L.Checks })
-	wantPos := sumLevels(rep, NumLevels-1, func(L *Level) int { return L.NowFalsePos })
-	if checks != wantChecks || pos != wantPos {
-		t.Errorf("SeekPrefixGE with UseL6Filters: Pebble counted %d filter checks, %d positive; whatif %d, %d",
-			checks, pos, wantChecks, wantPos)
 	}
 }
 
