@@ -148,7 +148,6 @@ func quiesce(db *pebble.DB) {
 // database with automatic compactions off and writes its share of the keys
 // as BurstTables flushes of overlapping, randomly ordered keys.
 func (r *runner) load(s shapeSpec, d *dbInst) (time.Duration, error) {
-	ks := r.keyspace(s)
 	n := uint64(r.entries(s))
 	steady := n
 	if s.Burst {
@@ -162,87 +161,96 @@ func (r *runner) load(s shapeSpec, d *dbInst) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	key, val := make([]byte, 0, 64), make([]byte, ValueLen)
-	b := db.NewBatch()
-	written := 0
-	put := func(j uint64, flushEvery int) error {
-		var i uint64
-		v := 0
-		if s.MVCC {
-			per := n / mvccVersions
-			v, i = int(j/per), j%per
-			key = ks.versionKey(key[:0], i, v)
-		} else {
-			i = j
-			key = ks.key(key[:0], i)
-		}
-		if err := b.Set(key, value(val, i, v), nil); err != nil {
-			return err
-		}
-		written++
-		if b.Count() >= 1000 {
-			if err := b.Commit(pebble.NoSync); err != nil {
-				return err
-			}
-			b = db.NewBatch()
-		}
-		if written%flushEvery == 0 {
-			if err := b.Commit(pebble.NoSync); err != nil {
-				return err
-			}
-			b = db.NewBatch()
-			if err := db.Flush(); err != nil {
-				return err
-			}
-			quiesce(db)
-			r.prog.tick("load %s %s: %d/%d", s.Name, d.cfg.Name, written, n)
-		}
-		return nil
-	}
-	for j := range steady {
-		if err := put(j, r.cfg.FlushEvery); err != nil {
-			db.Close()
-			return 0, err
-		}
-	}
-	if err := b.Commit(pebble.NoSync); err != nil {
-		db.Close()
+	l := &loader{r: r, s: s, d: d, ks: r.keyspace(s), n: n, db: db, b: db.NewBatch(),
+		key: make([]byte, 0, 64), val: make([]byte, ValueLen)}
+	if err := l.write(0, steady, r.cfg.FlushEvery); err != nil {
+		l.db.Close()
 		return 0, err
 	}
-	if err := db.Flush(); err != nil {
-		db.Close()
-		return 0, err
-	}
-	quiesce(db)
+	quiesce(l.db)
 	if s.Burst {
-		if err := db.Close(); err != nil {
+		if err := l.db.Close(); err != nil {
 			return 0, err
 		}
-		if db, err = open(true); err != nil {
+		if l.db, err = open(true); err != nil {
 			return 0, err
 		}
-		b = db.NewBatch()
-		per := max(1, int(n-steady)/r.cfg.BurstTables)
-		written = 0
-		for j := steady; j < n; j++ {
-			if err := put(j, per); err != nil {
-				db.Close()
-				return 0, err
-			}
-		}
-		if err := b.Commit(pebble.NoSync); err != nil {
-			db.Close()
-			return 0, err
-		}
-		if err := db.Flush(); err != nil {
-			db.Close()
+		l.b = l.db.NewBatch()
+		l.written = 0
+		if err := l.write(steady, n, max(1, int(n-steady)/r.cfg.BurstTables)); err != nil {
+			l.db.Close()
 			return 0, err
 		}
 	}
 	el := time.Since(start)
-	d.shape, err = readShape(db)
-	if cerr := db.Close(); err == nil {
+	d.shape, err = readShape(l.db)
+	if cerr := l.db.Close(); err == nil {
 		err = cerr
 	}
 	return el, err
+}
+
+// loader writes one shape's keys into one database in batches.
+type loader struct {
+	r        *runner
+	s        shapeSpec
+	d        *dbInst
+	ks       keyspace
+	n        uint64 // entries in the shape
+	db       *pebble.DB
+	b        *pebble.Batch
+	key, val []byte
+	written  int // entries written since the database was opened
+}
+
+// write puts entries from..to-1, flushing every flushEvery entries, then
+// commits the last batch and flushes. The caller closes the database on
+// error.
+func (l *loader) write(from, to uint64, flushEvery int) error {
+	for j := from; j < to; j++ {
+		if err := l.put(j, flushEvery); err != nil {
+			return err
+		}
+	}
+	if err := l.b.Commit(pebble.NoSync); err != nil {
+		return err
+	}
+	return l.db.Flush()
+}
+
+// put adds entry j to the batch, commits the batch every 1,000 entries,
+// and flushes and waits for compactions every flushEvery entries.
+func (l *loader) put(j uint64, flushEvery int) error {
+	var i uint64
+	v := 0
+	if l.s.MVCC {
+		per := l.n / mvccVersions
+		v, i = int(j/per), j%per
+		l.key = l.ks.versionKey(l.key[:0], i, v)
+	} else {
+		i = j
+		l.key = l.ks.key(l.key[:0], i)
+	}
+	if err := l.b.Set(l.key, value(l.val, i, v), nil); err != nil {
+		return err
+	}
+	l.written++
+	if l.b.Count() >= 1000 {
+		if err := l.b.Commit(pebble.NoSync); err != nil {
+			return err
+		}
+		l.b = l.db.NewBatch()
+	}
+	if l.written%flushEvery == 0 {
+		if err := l.b.Commit(pebble.NoSync); err != nil {
+			return err
+		}
+		l.b = l.db.NewBatch()
+		if err := l.db.Flush(); err != nil {
+			return err
+		}
+		quiesce(l.db)
+		l.r.prog.tick("load %s %s: %d/%d", l.s.Name, l.d.cfg.Name, l.written, l.n)
+	}
+	return nil
 }

@@ -119,64 +119,11 @@ func (r *runner) run(s shapeSpec, p pathSpec, d *dbInst, threads, base, ops int,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var it *pebble.Iterator
-			if p.Seek {
-				var err error
-				if it, err = d.db.NewIter(&pebble.IterOptions{UseL6Filters: p.L6}); err != nil {
-					errs[t] = err
-					return
-				}
-				defer it.Close()
+			var h *hdrhistogram.Histogram
+			if hists != nil {
+				h = hists[t]
 			}
-			buf := make([]byte, 0, 64)
-			ks := r.keyspace(s)
-			want := make([]byte, 0, 64)
-			for j := t; j < ops; j += threads {
-				key, present, i, v := r.opKey(s, p, base+j, buf[:0])
-				t0 := time.Now()
-				if p.Seek {
-					ok := it.SeekPrefixGE(key)
-					if ok && present {
-						if s.MVCC {
-							want = ks.versionKey(want[:0], i, v)
-						} else {
-							want = append(want[:0], key...)
-						}
-						if !bytes.Equal(it.Key(), want) || !checkValue(it.Value(), i, v) {
-							lost[t]++
-						}
-					} else if ok {
-						phantom[t]++
-					} else if present {
-						lost[t]++
-					}
-					if err := it.Error(); err != nil {
-						errs[t] = err
-						return
-					}
-				} else {
-					val, closer, err := d.db.Get(key)
-					switch {
-					case errors.Is(err, pebble.ErrNotFound):
-						if present {
-							lost[t]++
-						}
-					case err != nil:
-						errs[t] = err
-						return
-					default:
-						if !present {
-							phantom[t]++
-						} else if !checkValue(val, i, v) {
-							lost[t]++
-						}
-						closer.Close()
-					}
-				}
-				if hists != nil {
-					hists[t].RecordValue(int64(time.Since(t0)))
-				}
-			}
+			lost[t], phantom[t], errs[t] = r.worker(s, p, d, t, threads, base, ops, h)
 		}()
 	}
 	wg.Wait()
@@ -192,4 +139,98 @@ func (r *runner) run(s shapeSpec, p pathSpec, d *dbInst, threads, base, ops int,
 		out.phantom += phantom[t]
 	}
 	return out, nil
+}
+
+// opResult is what one read found, against what it should have found.
+type opResult int
+
+const (
+	opRight   opResult = iota
+	opLost             // a present key not read back with its value
+	opPhantom          // an absent key found
+)
+
+// worker is goroutine t of threads: it performs operations base+t,
+// base+t+threads, ... below base+ops, recording latencies into hist (nil:
+// not recorded), and counts the keys lost and the phantoms.
+func (r *runner) worker(s shapeSpec, p pathSpec, d *dbInst, t, threads, base, ops int, hist *hdrhistogram.Histogram) (lost, phantom int64, err error) {
+	var it *pebble.Iterator
+	if p.Seek {
+		if it, err = d.db.NewIter(&pebble.IterOptions{UseL6Filters: p.L6}); err != nil {
+			return 0, 0, err
+		}
+		defer it.Close()
+	}
+	buf := make([]byte, 0, 64)
+	ks := r.keyspace(s)
+	want := make([]byte, 0, 64)
+	for j := t; j < ops; j += threads {
+		key, present, i, v := r.opKey(s, p, base+j, buf[:0])
+		t0 := time.Now()
+		var res opResult
+		if p.Seek {
+			res, want, err = seekOne(it, s.MVCC, ks, key, present, i, v, want)
+		} else {
+			res, err = getOne(d.db, key, present, i, v)
+		}
+		switch res {
+		case opLost:
+			lost++
+		case opPhantom:
+			phantom++
+		}
+		if err != nil {
+			return lost, phantom, err
+		}
+		if hist != nil {
+			hist.RecordValue(int64(time.Since(t0)))
+		}
+	}
+	return lost, phantom, nil
+}
+
+// seekOne seeks it to key's prefix and checks the answer: the entry of
+// version v of key i where present, none where absent. want is scratch
+// space for the expected key, returned for reuse.
+func seekOne(it *pebble.Iterator, mvcc bool, ks keyspace, key []byte, present bool, i uint64, v int, want []byte) (opResult, []byte, error) {
+	res := opRight
+	ok := it.SeekPrefixGE(key)
+	if ok && present {
+		if mvcc {
+			want = ks.versionKey(want[:0], i, v)
+		} else {
+			want = append(want[:0], key...)
+		}
+		if !bytes.Equal(it.Key(), want) || !checkValue(it.Value(), i, v) {
+			res = opLost
+		}
+	} else if ok {
+		res = opPhantom
+	} else if present {
+		res = opLost
+	}
+	return res, want, it.Error()
+}
+
+// getOne reads key with Get and checks the answer: version v of key i's
+// value where present, ErrNotFound where absent.
+func getOne(db *pebble.DB, key []byte, present bool, i uint64, v int) (opResult, error) {
+	val, closer, err := db.Get(key)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		if present {
+			return opLost, nil
+		}
+		return opRight, nil
+	case err != nil:
+		return opRight, err
+	}
+	defer closer.Close()
+	if !present {
+		return opPhantom, nil
+	}
+	if !checkValue(val, i, v) {
+		return opLost, nil
+	}
+	return opRight, nil
 }

@@ -80,6 +80,32 @@ func writeReport(r *Result) error {
 	}
 	var b bytes.Buffer
 	w := func(f string, args ...any) { fmt.Fprintf(&b, f, args...) }
+	r.writeHeader(w, tiny)
+	if !tiny {
+		r.writeTargets(w)
+	}
+	r.writeSummary(w)
+	r.writePolicies(w)
+	r.writeShapes(w)
+	r.writeFalsePositives(w)
+	r.writeBlockReads(w)
+	r.writeFilterCache(w)
+	r.writeTimeRatios(w)
+	r.writeLatency(w)
+	r.writeFooter(w)
+
+	if err := os.WriteFile(filepath.Join(r.Config.Out, "WORKLOAD.md"), b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if err := writeCSV(r); err != nil {
+		return err
+	}
+	return writePlots(r)
+}
+
+// writeHeader writes the title, the smoke-test warning and the run's
+// settings.
+func (r *Result) writeHeader(w func(string, ...any), tiny bool) {
 	c := r.Config
 	w("# Workload: bloom and cuckoo filters in real Pebble databases\n\n")
 	if tiny {
@@ -95,30 +121,34 @@ func writeReport(r *Result) error {
 	w("- Timed runs: per path, enough operations for %s on one goroutine (at least %d; calibrated on the first database after the warm-up), the same for every policy; %d repetitions, each of %d rounds in which every policy runs back to back (order rotated by one each repetition); a repetition's time per operation is the median of its rounds; threads %v; one untimed warm-up run per path and policy first\n", c.RunTime, c.Ops, c.Reps, max(1, c.SubRuns), c.Threads)
 	w("- Regimes: hot = block cache of twice the database plus 8 MiB, warmed by a full scan and a pass of every path; every round reads keys that no earlier run read (the same keys for every policy); pagecache = block cache of 2%% of the database (at least 1 MiB) plus twice the largest filter bytes among the shape's databases (filters stay resident; the same cache for every policy), the files in the OS page cache; slow = pagecache plus %s per sstable read (a nanosleep, measured at %s per read)\n\n",
 		c.Delay, r.DelayMeasured.Round(100*time.Nanosecond))
+}
 
-	if !tiny {
-		w("## Targets\n\n")
-		for _, v := range r.Verdicts {
-			status := "FAIL"
-			switch {
-			case !v.Judged:
-				status = "NOT JUDGED"
-			case v.Pass:
-				status = "PASS"
-			}
-			w("- **%s**: %s. %s\n", status, v.Target, v.Detail)
-			for _, m := range v.Misses {
-				w("  - miss: %s\n", m)
-			}
-			if len(v.Unjudged) > 0 {
-				w("  - not judged (too few events): %s\n", strings.Join(v.Unjudged, "; "))
-			}
+// writeTargets writes the verdicts.
+func (r *Result) writeTargets(w func(string, ...any)) {
+	w("## Targets\n\n")
+	for _, v := range r.Verdicts {
+		status := "FAIL"
+		switch {
+		case !v.Judged:
+			status = "NOT JUDGED"
+		case v.Pass:
+			status = "PASS"
 		}
-		w("\n")
+		w("- **%s**: %s. %s\n", status, v.Target, v.Detail)
+		for _, m := range v.Misses {
+			w("  - miss: %s\n", m)
+		}
+		if len(v.Unjudged) > 0 {
+			w("  - not judged (too few events): %s\n", strings.Join(v.Unjudged, "; "))
+		}
 	}
+	w("\n")
+}
 
-	r.writeSummary(w)
-
+// writePolicies writes the in-process rates, the matched and tuned budgets
+// and the per-level spreads.
+func (r *Result) writePolicies(w func(string, ...any)) {
+	c := r.Config
 	w("## Policies\n\n")
 	w("In-process false-positive rates (%s keys through NewWriter, random absent probes through MayContain):\n\n", "random 16-byte")
 	w("| bits/key | bloom FPR | cuckoo FPR |\n|---:|---:|---:|\n")
@@ -148,7 +178,10 @@ func writeReport(r *Result) error {
 	for _, s := range r.Spreads {
 		w("| %s | %s | %s | %v | %v | %.0f |\n", s.Shape, s.Cfg.Name, s.Cfg.levelsString(), s.In.Keys, s.In.Probes, s.In.Bits)
 	}
+}
 
+// writeShapes writes each database's LSM shape and load time.
+func (r *Result) writeShapes(w func(string, ...any)) {
 	w("\n## LSM shapes and loading\n\n")
 	w("Tables per level L0..L6 (db.Metrics()), bytes, filter bits per key (cuckoopolicy.FilterUsage), load time (writes, flushes, compactions; same pacing for every policy) and its ratio to bloom at the same budget.\n\n")
 	w("| shape | policy | tables L0..L6 | bytes L0..L6 | L0 sublevels | bytes | filter bits/key | filter bytes L0-L5 | load | load / bloom(B) |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|\n")
@@ -177,10 +210,14 @@ func writeReport(r *Result) error {
 				mib(float64(d.Shape.totalBytes())), 8*float64(fb)/math.Max(1, float64(fk)), mib(float64(upper)), d.Load.Round(time.Millisecond), ratio)
 		}
 	}
+}
 
+// writeFalsePositives writes the counting pass: false-positive block reads,
+// filter probes and true positives per operation.
+func (r *Result) writeFalsePositives(w func(string, ...any)) {
 	names := r.policyNames()
 	w("\n## False-positive block reads per operation\n\n")
-	w("Counted in an untimed pass of %d operations per path and policy (the timed runs' keys and more): every filter reader is wrapped so that each \"may contain\" answer is checked against the prefixes of the table the filter block belongs to (read from the table itself); an answer on a table that does not hold the prefix is a false positive, and reads a data block (from the cache or the file system).\n\n", c.CountOps)
+	w("Counted in an untimed pass of %d operations per path and policy (the timed runs' keys and more): every filter reader is wrapped so that each \"may contain\" answer is checked against the prefixes of the table the filter block belongs to (read from the table itself); an answer on a table that does not hold the prefix is a false positive, and reads a data block (from the cache or the file system).\n\n", r.Config.CountOps)
 	w("| shape | path |")
 	for _, n := range names {
 		if n != "none" {
@@ -222,7 +259,11 @@ func writeReport(r *Result) error {
 			}
 		}
 	}
+}
 
+// writeBlockReads writes the sstable reads per operation by block kind.
+func (r *Result) writeBlockReads(w func(string, ...any)) {
+	names := r.policyNames()
 	reg := r.ioRegime()
 	w("\n\n## Sstable reads per operation by block kind (%s regime)\n\n", reg)
 	w("Reads of the file system (ReadAt on .sst files, classified by each table's layout), per operation: data / filter / index / value (value blocks, where Pebble keeps older MVCC versions' values) / other (footer, metaindex, properties).\n\n")
@@ -251,7 +292,10 @@ func writeReport(r *Result) error {
 			w("\n")
 		}
 	}
+}
 
+// writeFilterCache writes the estimate of filter bytes in the block cache.
+func (r *Result) writeFilterCache(w func(string, ...any)) {
 	w("\n## Filter bytes in the block cache\n\n")
 	w("Pebble's cache metrics do not split bytes by block kind, so this is an estimate: after the warm-up pass of the hot regime every filter a path probes is resident (the cache exceeds the database and nothing is evicted), so the filter bytes in cache are those of the probed levels: L0-L5 for Get and SeekPrefixGE without UseL6Filters, all levels with it. In the pagecache regime the cache is 2%% of the database plus twice its filter bytes, so the probed filters are resident too (up to the cache's own eviction, which the filter-block reads per operation in the table above show).\n\n")
 	w("| shape | policy | Get paths (L0-L5) | UseL6Filters paths (L0-L6) | pagecache block cache |\n|---|---|---:|---:|---:|\n")
@@ -267,7 +311,12 @@ func writeReport(r *Result) error {
 			w("| %s | %s | %s | %s | %s |\n", s.Spec.Name, d.Cfg.Name, mib(float64(upper)), mib(float64(all)), mib(float64(cacheSize(regimeSpec{}, d.Shape, r.maxFilterBytes(s.Spec.Name)))))
 		}
 	}
+}
 
+// writeTimeRatios writes the time per operation of each policy as a ratio
+// to bloom's.
+func (r *Result) writeTimeRatios(w func(string, ...any)) {
+	c := r.Config
 	w("\n## Time per operation: ratios to bloom\n\n")
 	w("Median of paired ratios over the repetitions (each pair: the two policies back to back in the same repetition), with the sign-test interval of the median (coverage %.1f%% for %d pairs). bloom(10) µs/op is the median over repetitions.\n\n", 100*medianCI(make([]float64, c.Reps)).Coverage, c.Reps)
 	w("| shape | regime | path | threads | bloom(10) µs/op |")
@@ -294,11 +343,15 @@ func writeReport(r *Result) error {
 		}
 		w("\n")
 	}
+}
 
+// writeLatency writes the latency percentiles and throughput of bloom(B)
+// and cuckoo(B).
+func (r *Result) writeLatency(w func(string, ...any)) {
 	w("\n## Latency and throughput\n\n")
 	w("Per-operation latency from hdrhistogram over all repetitions (µs, p50 / p99 / p99.9) and throughput (operations per second of wall time, median over repetitions).\n\n")
 	lat := []string{}
-	for _, bb := range c.Budgets {
+	for _, bb := range r.Config.Budgets {
 		lat = append(lat, bloomName(bb), cuckooName(bb))
 	}
 	w("| shape | regime | path | threads |")
@@ -324,17 +377,13 @@ func writeReport(r *Result) error {
 		}
 		w("\n")
 	}
+}
+
+// writeFooter writes the pointer to the CSV, the keys lost and the plots.
+func (r *Result) writeFooter(w func(string, ...any)) {
 	w("\nEvery cell's raw figures, for every policy: workload.csv.\n")
 	w("\n## Keys lost\n\n%d present keys not read back with their value, %d absent keys found.\n", r.Lost, r.Phantom)
 	w("\nPlots: fpr.png (in-process rates), fp_per_get.png (false-positive reads per absent Get), time_ratio.png (cuckoo(B)/bloom(B) time of absent Gets).\n")
-
-	if err := os.WriteFile(filepath.Join(c.Out, "WORKLOAD.md"), b.Bytes(), 0o644); err != nil {
-		return err
-	}
-	if err := writeCSV(r); err != nil {
-		return err
-	}
-	return writePlots(r)
 }
 
 func writeCSV(r *Result) error {

@@ -79,36 +79,58 @@ func (r *Result) computeVerdicts() {
 	budgets := r.Config.Budgets
 	// 1. False-positive block reads per operation.
 	for _, b := range budgets {
-		limit, ok := fpLimits[b]
-		if !ok {
-			continue
+		if limit, ok := fpLimits[b]; ok {
+			r.Verdicts = append(r.Verdicts, r.fpVerdict(b, limit))
 		}
-		var misses, unjudged []string
-		judged := 0
-		var ratios []float64
-		for _, s := range r.shapeNames() {
-			for _, p := range r.pathsRun() {
-				bfp, bn := r.fpPerOp(s, p, bloomName(b))
-				cfp, _ := r.fpPerOp(s, p, cuckooName(b))
-				cell := fmt.Sprintf("%s/%s", s, p)
-				if math.IsNaN(bfp) || bn < minEvents {
-					unjudged = append(unjudged, fmt.Sprintf("%s (bloom: %.0f false positives)", cell, bn))
-					continue
-				}
-				judged++
-				ratio := cfp / bfp
-				ratios = append(ratios, ratio)
-				if ratio > limit {
-					misses = append(misses, fmt.Sprintf("%s: %.3f (cuckoo %.4f, bloom %.4f per op)", cell, ratio, cfp, bfp))
-				}
-			}
-		}
-		r.Verdicts = append(r.Verdicts, verdict(
-			fmt.Sprintf("False-positive block reads per op, cuckoo(%d) <= %.2fx bloom(%d), every shape and path", b, limit, b),
-			misses, unjudged, judged, fmt.Sprintf("%d cells judged; ratios: median %.3f, highest %.3f", judged, median(ratios), maxOrNaN(ratios))))
 	}
 	// 2. Filter bytes at bloom(16)'s false-positive rate: the tuned cuckoo
 	// configuration, and the integer budget.
+	if slices.Contains(budgets, 16) {
+		for _, m := range r.matched16() {
+			r.Verdicts = append(r.Verdicts, r.filterBytesVerdict(m))
+		}
+	}
+	// 3. Per-level spread.
+	r.Verdicts = append(r.Verdicts, r.spreadVerdict())
+	// 4. Time per operation.
+	r.Verdicts = append(r.Verdicts, r.timeVerdicts()...)
+	// 5. Loading time.
+	r.Verdicts = append(r.Verdicts, r.loadVerdict())
+	// 6. Zero keys lost.
+	r.Verdicts = append(r.Verdicts, r.lostVerdict())
+}
+
+// fpVerdict judges cuckoo(b)'s false-positive block reads per operation
+// against limit times bloom(b)'s, in every shape and path.
+func (r *Result) fpVerdict(b int, limit float64) Verdict {
+	var misses, unjudged []string
+	judged := 0
+	var ratios []float64
+	for _, s := range r.shapeNames() {
+		for _, p := range r.pathsRun() {
+			bfp, bn := r.fpPerOp(s, p, bloomName(b))
+			cfp, _ := r.fpPerOp(s, p, cuckooName(b))
+			cell := fmt.Sprintf("%s/%s", s, p)
+			if math.IsNaN(bfp) || bn < minEvents {
+				unjudged = append(unjudged, fmt.Sprintf("%s (bloom: %.0f false positives)", cell, bn))
+				continue
+			}
+			judged++
+			ratio := cfp / bfp
+			ratios = append(ratios, ratio)
+			if ratio > limit {
+				misses = append(misses, fmt.Sprintf("%s: %.3f (cuckoo %.4f, bloom %.4f per op)", cell, ratio, cfp, bfp))
+			}
+		}
+	}
+	return verdict(
+		fmt.Sprintf("False-positive block reads per op, cuckoo(%d) <= %.2fx bloom(%d), every shape and path", b, limit, b),
+		misses, unjudged, judged, fmt.Sprintf("%d cells judged; ratios: median %.3f, highest %.3f", judged, median(ratios), maxOrNaN(ratios)))
+}
+
+// matched16 names the cuckoo configurations at bloom(16)'s false-positive
+// rate: the tuned ones, then the integer budget.
+func (r *Result) matched16() []string {
 	var matched16 []string
 	for _, t := range r.Tuned {
 		if t.For == 16 {
@@ -118,149 +140,160 @@ func (r *Result) computeVerdicts() {
 	if m, ok := r.Matched[16]; ok {
 		matched16 = append(matched16, m)
 	}
-	for _, m := range matched16 {
-		if !slices.Contains(budgets, 16) {
-			break
+	return matched16
+}
+
+// filterBytesVerdict judges policy m's filter bytes per key against
+// bloom(16)'s, and its data-block reads per operation.
+func (r *Result) filterBytesVerdict(m string) Verdict {
+	var misses, unjudged []string
+	judged := 0
+	var detail []string
+	for _, s := range r.shapeNames() {
+		bm, ok1 := r.db(s, m)
+		bb, ok2 := r.db(s, bloomName(16))
+		if !ok1 || !ok2 {
+			continue
 		}
-		var misses, unjudged []string
-		judged := 0
-		var detail []string
-		for _, s := range r.shapeNames() {
-			bm, ok1 := r.db(s, m)
-			bb, ok2 := r.db(s, bloomName(16))
-			if !ok1 || !ok2 {
-				continue
-			}
-			mf, mk := bm.Shape.totalFilter()
-			bf, bk := bb.Shape.totalFilter()
-			ratio := (float64(mf) / float64(mk)) / (float64(bf) / float64(bk))
-			judged++
-			detail = append(detail, fmt.Sprintf("%s %.3f", s, ratio))
-			if ratio > 0.72 {
-				misses = append(misses, fmt.Sprintf("%s: filter bytes per key %.3fx", s, ratio))
-			}
-			for _, p := range r.pathsRun() {
-				bd := r.dataReadsPerOp(s, p, bloomName(16))
-				md := r.dataReadsPerOp(s, p, m)
-				if math.IsNaN(bd) || bd < 0.05 {
-					unjudged = append(unjudged, fmt.Sprintf("%s/%s (bloom(16) reads %.4f data blocks per op)", s, p, bd))
-					continue
-				}
-				judged++
-				if d := md/bd - 1; math.Abs(d) > 0.05 {
-					misses = append(misses, fmt.Sprintf("%s/%s: data-block reads %.4f vs %.4f per op (%+.1f%%)", s, p, md, bd, 100*d))
-				}
-			}
+		mf, mk := bm.Shape.totalFilter()
+		bf, bk := bb.Shape.totalFilter()
+		ratio := (float64(mf) / float64(mk)) / (float64(bf) / float64(bk))
+		judged++
+		detail = append(detail, fmt.Sprintf("%s %.3f", s, ratio))
+		if ratio > 0.72 {
+			misses = append(misses, fmt.Sprintf("%s: filter bytes per key %.3fx", s, ratio))
 		}
-		r.Verdicts = append(r.Verdicts, verdict(
-			fmt.Sprintf("Filter bytes of %s (at bloom(16)'s measured rate) <= 0.72x bloom(16)'s, data-block reads per op within 5%%", m),
-			misses, unjudged, judged, "bytes ratios: "+strings.Join(detail, ", ")))
-	}
-	// 3. Per-level spread.
-	{
-		var misses, unjudged []string
-		judged := 0
-		var detail []string
-		for _, s := range []string{"steady", "burst"} {
-			if !slices.Contains(r.shapeNames(), s) {
-				continue
-			}
-			b10, bn := r.fpPerOp(s, "get-absent", bloomName(10))
-			cs, _ := r.fpPerOp(s, "get-absent", "cuckoo-spread")
-			bs, bsn := r.fpPerOp(s, "get-absent", "bloom-spread")
-			if math.IsNaN(b10) || math.IsNaN(cs) {
-				unjudged = append(unjudged, fmt.Sprintf("%s (no filter probed by bloom(10) or cuckoo-spread)", s))
-				continue
-			}
-			if bn < minEvents {
-				unjudged = append(unjudged, fmt.Sprintf("%s (bloom(10): %.0f false positives)", s, bn))
-			} else {
-				judged++
-				detail = append(detail, fmt.Sprintf("%s: cuckoo-spread %.5f, bloom(10) %.5f, bloom-spread %.5f per Get", s, cs, b10, bs))
-				if cs > 0.02*b10 {
-					misses = append(misses, fmt.Sprintf("%s: cuckoo-spread %.5f > 0.02 x bloom(10) %.5f", s, cs, b10))
-				}
-			}
-			if bsn < minEvents {
-				unjudged = append(unjudged, fmt.Sprintf("%s vs bloom-spread (%.0f false positives)", s, bsn))
-			} else {
-				judged++
-				if cs > 0.5*bs {
-					misses = append(misses, fmt.Sprintf("%s: cuckoo-spread %.5f > 0.5 x bloom-spread %.5f", s, cs, bs))
-				}
-			}
-		}
-		r.Verdicts = append(r.Verdicts, verdict(
-			"Per-level spread at bloom(10)'s filter bytes: false-positive reads per absent Get <= 0.02x bloom(10)'s and <= 0.5x bloom-spread's (steady, burst)",
-			misses, unjudged, judged, strings.Join(detail, "; ")))
-	}
-	// 4. Time per operation.
-	{
-		var misses []string
-		judged := 0
-		var fast []string
-		fastJudged := 0
-		for _, k := range r.cellKeys() {
-			for _, b := range budgets {
-				st := r.timeRatio(k, cuckooName(b), bloomName(b))
-				if st.N == 0 {
-					continue
-				}
-				judged++
-				cell := fmt.Sprintf("%s/%s/%s/t=%d B=%d: %.3f [%.3f, %.3f]", k.Shape, k.Regime, k.Path, k.Threads, b, st.Median, st.Lo, st.Hi)
-				if st.Median > 1.03 {
-					misses = append(misses, cell)
-				}
-				if k.Shape == "burst" && k.Regime == "slow" && (b == 12 || b == 16) && strings.HasPrefix(k.Path, "get-") {
-					fastJudged++
-					if st.Median > 0.97 {
-						fast = append(fast, cell)
-					}
-				}
-			}
-		}
-		reps := r.Config.Reps
-		note := fmt.Sprintf("%d cells, %d repetitions each", judged, reps)
-		if reps < 10 {
-			note += " (fewer than the 10 the target asks for)"
-		}
-		r.Verdicts = append(r.Verdicts, verdict("Time per op: median paired ratio cuckoo(B)/bloom(B) <= 1.03 in every shape, path, regime and thread count",
-			misses, nil, judged, note))
-		r.Verdicts = append(r.Verdicts, verdict("Time per op <= 0.97x bloom in the write burst with the slow device, B = 12 and 16, Get paths",
-			fast, nil, fastJudged, fmt.Sprintf("%d cells", fastJudged)))
-	}
-	// 5. Loading time.
-	{
-		var misses []string
-		judged := 0
-		var detail []string
-		for _, b := range budgets {
-			ratios, shapes := r.loadRatios(cuckooName(b), bloomName(b))
-			if len(ratios) == 0 {
+		for _, p := range r.pathsRun() {
+			bd := r.dataReadsPerOp(s, p, bloomName(16))
+			md := r.dataReadsPerOp(s, p, m)
+			if math.IsNaN(bd) || bd < 0.05 {
+				unjudged = append(unjudged, fmt.Sprintf("%s/%s (bloom(16) reads %.4f data blocks per op)", s, p, bd))
 				continue
 			}
 			judged++
-			med := median(ratios)
-			var parts []string
-			for i := range ratios {
-				parts = append(parts, fmt.Sprintf("%s %.3f", shapes[i], ratios[i]))
-			}
-			detail = append(detail, fmt.Sprintf("B=%d: median %.3f (%s)", b, med, strings.Join(parts, ", ")))
-			if med > 1.03 {
-				misses = append(misses, fmt.Sprintf("B=%d: median %.3f over %d shapes", b, med, len(ratios)))
+			if d := md/bd - 1; math.Abs(d) > 0.05 {
+				misses = append(misses, fmt.Sprintf("%s/%s: data-block reads %.4f vs %.4f per op (%+.1f%%)", s, p, md, bd, 100*d))
 			}
 		}
-		r.Verdicts = append(r.Verdicts, verdict("Loading time cuckoo(B)/bloom(B) <= 1.03 (median over shapes, one load each)",
-			misses, nil, judged, strings.Join(detail, "; ")))
 	}
-	// 6. Zero keys lost.
-	{
-		var misses []string
-		if r.Lost > 0 || r.Phantom > 0 {
-			misses = append(misses, fmt.Sprintf("%d present keys not read back, %d absent keys found", r.Lost, r.Phantom))
+	return verdict(
+		fmt.Sprintf("Filter bytes of %s (at bloom(16)'s measured rate) <= 0.72x bloom(16)'s, data-block reads per op within 5%%", m),
+		misses, unjudged, judged, "bytes ratios: "+strings.Join(detail, ", "))
+}
+
+// spreadVerdict judges cuckoo-spread's false-positive reads per absent Get
+// against bloom(10)'s and bloom-spread's.
+func (r *Result) spreadVerdict() Verdict {
+	var misses, unjudged []string
+	judged := 0
+	var detail []string
+	for _, s := range []string{"steady", "burst"} {
+		if !slices.Contains(r.shapeNames(), s) {
+			continue
 		}
-		r.Verdicts = append(r.Verdicts, verdict("Zero keys lost: every present read answers with its value", misses, nil, 1, ""))
+		b10, bn := r.fpPerOp(s, "get-absent", bloomName(10))
+		cs, _ := r.fpPerOp(s, "get-absent", "cuckoo-spread")
+		bs, bsn := r.fpPerOp(s, "get-absent", "bloom-spread")
+		if math.IsNaN(b10) || math.IsNaN(cs) {
+			unjudged = append(unjudged, fmt.Sprintf("%s (no filter probed by bloom(10) or cuckoo-spread)", s))
+			continue
+		}
+		if bn < minEvents {
+			unjudged = append(unjudged, fmt.Sprintf("%s (bloom(10): %.0f false positives)", s, bn))
+		} else {
+			judged++
+			detail = append(detail, fmt.Sprintf("%s: cuckoo-spread %.5f, bloom(10) %.5f, bloom-spread %.5f per Get", s, cs, b10, bs))
+			if cs > 0.02*b10 {
+				misses = append(misses, fmt.Sprintf("%s: cuckoo-spread %.5f > 0.02 x bloom(10) %.5f", s, cs, b10))
+			}
+		}
+		if bsn < minEvents {
+			unjudged = append(unjudged, fmt.Sprintf("%s vs bloom-spread (%.0f false positives)", s, bsn))
+		} else {
+			judged++
+			if cs > 0.5*bs {
+				misses = append(misses, fmt.Sprintf("%s: cuckoo-spread %.5f > 0.5 x bloom-spread %.5f", s, cs, bs))
+			}
+		}
 	}
+	return verdict(
+		"Per-level spread at bloom(10)'s filter bytes: false-positive reads per absent Get <= 0.02x bloom(10)'s and <= 0.5x bloom-spread's (steady, burst)",
+		misses, unjudged, judged, strings.Join(detail, "; "))
+}
+
+// timeVerdicts judges the time per operation of cuckoo(B) against
+// bloom(B)'s: no slower anywhere, and faster in the write burst on the slow
+// device.
+func (r *Result) timeVerdicts() []Verdict {
+	var misses []string
+	judged := 0
+	var fast []string
+	fastJudged := 0
+	for _, k := range r.cellKeys() {
+		for _, b := range r.Config.Budgets {
+			st := r.timeRatio(k, cuckooName(b), bloomName(b))
+			if st.N == 0 {
+				continue
+			}
+			judged++
+			cell := fmt.Sprintf("%s/%s/%s/t=%d B=%d: %.3f [%.3f, %.3f]", k.Shape, k.Regime, k.Path, k.Threads, b, st.Median, st.Lo, st.Hi)
+			if st.Median > 1.03 {
+				misses = append(misses, cell)
+			}
+			if k.Shape == "burst" && k.Regime == "slow" && (b == 12 || b == 16) && strings.HasPrefix(k.Path, "get-") {
+				fastJudged++
+				if st.Median > 0.97 {
+					fast = append(fast, cell)
+				}
+			}
+		}
+	}
+	reps := r.Config.Reps
+	note := fmt.Sprintf("%d cells, %d repetitions each", judged, reps)
+	if reps < 10 {
+		note += " (fewer than the 10 the target asks for)"
+	}
+	return []Verdict{
+		verdict("Time per op: median paired ratio cuckoo(B)/bloom(B) <= 1.03 in every shape, path, regime and thread count",
+			misses, nil, judged, note),
+		verdict("Time per op <= 0.97x bloom in the write burst with the slow device, B = 12 and 16, Get paths",
+			fast, nil, fastJudged, fmt.Sprintf("%d cells", fastJudged)),
+	}
+}
+
+// loadVerdict judges the loading time of cuckoo(B) against bloom(B)'s.
+func (r *Result) loadVerdict() Verdict {
+	var misses []string
+	judged := 0
+	var detail []string
+	for _, b := range r.Config.Budgets {
+		ratios, shapes := r.loadRatios(cuckooName(b), bloomName(b))
+		if len(ratios) == 0 {
+			continue
+		}
+		judged++
+		med := median(ratios)
+		var parts []string
+		for i := range ratios {
+			parts = append(parts, fmt.Sprintf("%s %.3f", shapes[i], ratios[i]))
+		}
+		detail = append(detail, fmt.Sprintf("B=%d: median %.3f (%s)", b, med, strings.Join(parts, ", ")))
+		if med > 1.03 {
+			misses = append(misses, fmt.Sprintf("B=%d: median %.3f over %d shapes", b, med, len(ratios)))
+		}
+	}
+	return verdict("Loading time cuckoo(B)/bloom(B) <= 1.03 (median over shapes, one load each)",
+		misses, nil, judged, strings.Join(detail, "; "))
+}
+
+// lostVerdict judges that every present read found its value and no absent
+// read found one.
+func (r *Result) lostVerdict() Verdict {
+	var misses []string
+	if r.Lost > 0 || r.Phantom > 0 {
+		misses = append(misses, fmt.Sprintf("%d present keys not read back, %d absent keys found", r.Lost, r.Phantom))
+	}
+	return verdict("Zero keys lost: every present read answers with its value", misses, nil, 1, "")
 }
 
 func maxOrNaN(x []float64) float64 {

@@ -364,7 +364,40 @@ func (r *runner) paths() []pathSpec {
 // path and thread count runs every policy back to back, in an order rotated
 // by one each repetition.
 func (r *runner) regime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
-	res := r.res
+	if err := r.openRegime(s, g, dbs); err != nil {
+		return err
+	}
+	defer closeRegime(dbs, &err)
+	paths := r.paths()
+	maxT := slices.Max(r.cfg.Threads)
+	if err := r.warmRegime(s, g, dbs, paths, maxT); err != nil {
+		return err
+	}
+	opsFor, err := r.calibrate(s, dbs[0], paths)
+	if err != nil {
+		return err
+	}
+	hists := make([]*hdrhistogram.Histogram, maxT)
+	for t := range hists {
+		hists[t] = newHist()
+	}
+	for rep := range r.cfg.Reps {
+		order := slices.Clone(dbs)
+		k := rep % len(order)
+		order = append(order[k:], order[:k]...)
+		for _, p := range paths {
+			for _, threads := range r.cfg.Threads {
+				if err := r.cell(s, g, p, threads, rep, order, opsFor[p.Name], hists); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// openRegime opens every database with the regime's cache and delay.
+func (r *runner) openRegime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
 	for _, d := range dbs {
 		d.cache = pebble.NewCache(cacheSize(g, d.shape, maxFilterBytes(dbs)))
 		o := r.options(s, d.cfg, d.st, d.cache, true)
@@ -379,23 +412,30 @@ func (r *runner) regime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
 			d.st.delay.Store(int64(r.cfg.Delay))
 		}
 	}
-	defer func() {
-		for _, d := range dbs {
-			d.st.delay.Store(0)
-			if d.db != nil {
-				if cerr := d.db.Close(); err == nil {
-					err = cerr
-				}
-				d.db = nil
+	return nil
+}
+
+// closeRegime closes the databases and releases their caches; the first
+// error from Close goes into *err unless it already holds one.
+func closeRegime(dbs []*dbInst, err *error) {
+	for _, d := range dbs {
+		d.st.delay.Store(0)
+		if d.db != nil {
+			if cerr := d.db.Close(); *err == nil {
+				*err = cerr
 			}
-			if d.cache != nil {
-				d.cache.Unref()
-				d.cache = nil
-			}
+			d.db = nil
 		}
-	}()
-	paths := r.paths()
-	maxT := slices.Max(r.cfg.Threads)
+		if d.cache != nil {
+			d.cache.Unref()
+			d.cache = nil
+		}
+	}
+}
+
+// warmRegime scans every database in the hot regime, then runs each path
+// once, untimed, on every database.
+func (r *runner) warmRegime(s shapeSpec, g regimeSpec, dbs []*dbInst, paths []pathSpec, maxT int) error {
 	if g.Hot {
 		// Every data and index block into the cache: the timed runs read
 		// keys no earlier run read.
@@ -414,88 +454,88 @@ func (r *runner) regime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
 			}
 		}
 	}
-	// Each path's operation count: enough for RunTime on one goroutine, from
-	// a calibration run on the first database after the warm-up.
+	return nil
+}
+
+// calibrate returns each path's operation count: enough for RunTime on one
+// goroutine, from a calibration run on the first database after the
+// warm-up.
+func (r *runner) calibrate(s shapeSpec, d *dbInst, paths []pathSpec) (map[string]int, error) {
 	opsFor := map[string]int{}
 	for _, p := range paths {
 		opsFor[p.Name] = r.cfg.Ops
 		if r.cfg.RunTime <= 0 {
 			continue
 		}
-		out, err := r.run(s, p, dbs[0], 1, r.cfg.Ops, r.cfg.Ops, nil)
+		out, err := r.run(s, p, d, 1, r.cfg.Ops, r.cfg.Ops, nil)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		per := out.wall / time.Duration(r.cfg.Ops)
 		if per > 0 {
 			opsFor[p.Name] = min(max(r.cfg.Ops, int(r.cfg.RunTime/per)), 200*r.cfg.Ops)
 		}
 	}
-	hists := make([]*hdrhistogram.Histogram, maxT)
-	for t := range hists {
-		hists[t] = newHist()
+	return opsFor, nil
+}
+
+// cell runs one repetition of one path and thread count: every policy, in
+// the given order, on pathOps operations split over SubRuns rounds, and
+// adds the results to the cell.
+func (r *runner) cell(s shapeSpec, g regimeSpec, p pathSpec, threads, rep int, order []*dbInst, pathOps int, hists []*hdrhistogram.Histogram) error {
+	res := r.res
+	key := cellKey{Shape: s.Name, Regime: g.Name, Path: p.Name, Threads: threads}
+	cell := res.Cells[key]
+	if cell == nil {
+		cell = map[string]*cellStats{}
+		res.Cells[key] = cell
 	}
-	for rep := range r.cfg.Reps {
-		order := slices.Clone(dbs)
-		k := rep % len(order)
-		order = append(order[k:], order[:k]...)
-		for _, p := range paths {
-			for _, threads := range r.cfg.Threads {
-				key := cellKey{Shape: s.Name, Regime: g.Name, Path: p.Name, Threads: threads}
-				cell := res.Cells[key]
-				if cell == nil {
-					cell = map[string]*cellStats{}
-					res.Cells[key] = cell
-				}
-				if r.stopped() {
-					return ErrStopped
-				}
-				// SubRuns rounds, each running every policy once on a share of
-				// the operations: a policy's time in this repetition is the
-				// median of its rounds, so that a burst of load from elsewhere on
-				// the machine spoils one round, not the pair.
-				subs := max(1, r.cfg.SubRuns)
-				ops := max(1, opsFor[p.Name]/subs)
-				times := map[string][]float64{}
-				for sub := range subs {
-					// Each round reads keys no earlier run read (the same for
-					// every policy), so that the small cache regimes read
-					// their data blocks from the file system, not from what
-					// the previous repetition left in the block cache.
-					base := 2*r.cfg.Ops + (rep*subs+sub)*ops
-					for _, d := range order {
-						r.prog.tick("%s %s rep %d/%d: %s t=%d %s", s.Name, g.Name, rep+1, r.cfg.Reps, p.Name, threads, d.cfg.Name)
-						for t := range threads {
-							hists[t].Reset()
-						}
-						out, err := r.run(s, p, d, threads, base, ops, hists[:threads])
-						if err != nil {
-							return fmt.Errorf("%s %s: %w", p.Name, d.cfg.Name, err)
-						}
-						cs := cell[d.cfg.Name]
-						if cs == nil {
-							cs = &cellStats{Hist: newHist()}
-							cell[d.cfg.Name] = cs
-						}
-						for t := range threads {
-							cs.Hist.Merge(hists[t])
-						}
-						cs.Ops += int64(ops)
-						times[d.cfg.Name] = append(times[d.cfg.Name], float64(out.wall.Nanoseconds())/float64(ops))
-						cs.IO.add(out.io)
-						cs.Hits += out.hits
-						cs.Misses += out.misses
-						cs.Lost += out.lost
-						cs.Phantom += out.phantom
-						res.Lost += out.lost
-						res.Phantom += out.phantom
-					}
-				}
-				for name, ts := range times {
-					cell[name].NsPerOp = append(cell[name].NsPerOp, median(ts))
-				}
+	if r.stopped() {
+		return ErrStopped
+	}
+	// SubRuns rounds, each running every policy once on a share of
+	// the operations: a policy's time in this repetition is the
+	// median of its rounds, so that a burst of load from elsewhere on
+	// the machine spoils one round, not the pair.
+	subs := max(1, r.cfg.SubRuns)
+	ops := max(1, pathOps/subs)
+	times := map[string][]float64{}
+	for sub := range subs {
+		// Each round reads keys no earlier run read (the same for
+		// every policy), so that the small cache regimes read
+		// their data blocks from the file system, not from what
+		// the previous repetition left in the block cache.
+		base := 2*r.cfg.Ops + (rep*subs+sub)*ops
+		for _, d := range order {
+			r.prog.tick("%s %s rep %d/%d: %s t=%d %s", s.Name, g.Name, rep+1, r.cfg.Reps, p.Name, threads, d.cfg.Name)
+			for t := range threads {
+				hists[t].Reset()
 			}
+			out, err := r.run(s, p, d, threads, base, ops, hists[:threads])
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", p.Name, d.cfg.Name, err)
+			}
+			cs := cell[d.cfg.Name]
+			if cs == nil {
+				cs = &cellStats{Hist: newHist()}
+				cell[d.cfg.Name] = cs
+			}
+			for t := range threads {
+				cs.Hist.Merge(hists[t])
+			}
+			cs.Ops += int64(ops)
+			times[d.cfg.Name] = append(times[d.cfg.Name], float64(out.wall.Nanoseconds())/float64(ops))
+			cs.IO.add(out.io)
+			cs.Hits += out.hits
+			cs.Misses += out.misses
+			cs.Lost += out.lost
+			cs.Phantom += out.phantom
+			res.Lost += out.lost
+			res.Phantom += out.phantom
 		}
+	}
+	for name, ts := range times {
+		cell[name].NsPerOp = append(cell[name].NsPerOp, median(ts))
 	}
 	return nil
 }

@@ -22,59 +22,92 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/workload"
 )
 
-func main() {
-	quick := flag.Bool("quick", false, "the quick run: about 10 minutes on 2 cores")
-	tiny := flag.Bool("tiny", false, "a smoke test of a few seconds: no verdicts")
-	keys := flag.Int("keys", 0, "entries per database (0: the mode's default)")
-	ops := flag.Int("ops", 0, "fewest operations per measured run (0: the mode's default)")
-	duration := flag.Duration("duration", 0, "target time of one measured run, from which each path's operation count is calibrated (0: the mode's default)")
-	countOps := flag.Int("countops", 0, "operations per path of the pass that counts false positives (0: the mode's default)")
-	reps := flag.Int("reps", 0, "repetitions (0: the mode's default; at least 10 for the timing targets)")
-	threads := flag.String("threads", "1,2", "goroutine counts, comma-separated")
-	delay := flag.Duration("delay", 0, "device delay per sstable read in the slow regime (0: 50µs)")
-	dir := flag.String("dir", "", "data directory, empty or absent (default: a temporary directory)")
-	out := flag.String("out", "workload-out", "report directory")
-	shapes := flag.String("shapes", "", "restrict to these shapes (steady,burst,mvcc)")
-	regimes := flag.String("regimes", "", "restrict to these regimes (hot,pagecache,slow)")
-	paths := flag.String("paths", "", "restrict to these read paths")
-	flag.Parse()
+// flags are the command's flags.
+type flags struct {
+	quick, tiny               *bool
+	keys, ops, countOps, reps *int
+	duration, delay           *time.Duration
+	threads, dir, out         *string
+	shapes, regimes, paths    *string
+}
 
+func main() {
+	f := defineFlags()
+	flag.Parse()
+	cfg := f.config()
+	cfg.Progress = os.Stderr
+	cfg.Stop = stopOnSignal()
+
+	if _, err := workload.Run(cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "\nworkload: %v\n", err)
+		if errors.Is(err, workload.ErrLostKeys) {
+			fmt.Fprintf(os.Stderr, "workload: KEYS WERE LOST: see %s/WORKLOAD.md\n", *f.out)
+		}
+		os.Exit(1)
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s/WORKLOAD.md\n", *f.out)
+}
+
+// defineFlags defines the command's flags on flag.CommandLine.
+func defineFlags() *flags {
+	return &flags{
+		quick:    flag.Bool("quick", false, "the quick run: about 10 minutes on 2 cores"),
+		tiny:     flag.Bool("tiny", false, "a smoke test of a few seconds: no verdicts"),
+		keys:     flag.Int("keys", 0, "entries per database (0: the mode's default)"),
+		ops:      flag.Int("ops", 0, "fewest operations per measured run (0: the mode's default)"),
+		duration: flag.Duration("duration", 0, "target time of one measured run, from which each path's operation count is calibrated (0: the mode's default)"),
+		countOps: flag.Int("countops", 0, "operations per path of the pass that counts false positives (0: the mode's default)"),
+		reps:     flag.Int("reps", 0, "repetitions (0: the mode's default; at least 10 for the timing targets)"),
+		threads:  flag.String("threads", "1,2", "goroutine counts, comma-separated"),
+		delay:    flag.Duration("delay", 0, "device delay per sstable read in the slow regime (0: 50µs)"),
+		dir:      flag.String("dir", "", "data directory, empty or absent (default: a temporary directory)"),
+		out:      flag.String("out", "workload-out", "report directory"),
+		shapes:   flag.String("shapes", "", "restrict to these shapes (steady,burst,mvcc)"),
+		regimes:  flag.String("regimes", "", "restrict to these regimes (hot,pagecache,slow)"),
+		paths:    flag.String("paths", "", "restrict to these read paths"),
+	}
+}
+
+// config is the mode's defaults with the flags applied; a malformed
+// -threads exits with status 2.
+func (f *flags) config() workload.Config {
 	mode := "full"
 	switch {
-	case *tiny:
+	case *f.tiny:
 		mode = "tiny"
-	case *quick:
+	case *f.quick:
 		mode = "quick"
 	}
 	cfg := workload.Defaults(mode)
-	if *keys > 0 {
-		cfg.Keys = *keys
-		cfg.FlushEvery = max(1000, *keys/10)
+	if *f.keys > 0 {
+		cfg.Keys = *f.keys
+		cfg.FlushEvery = max(1000, *f.keys/10)
 	}
-	if *ops > 0 {
-		cfg.Ops = *ops
+	if *f.ops > 0 {
+		cfg.Ops = *f.ops
 	}
-	if *duration > 0 {
-		cfg.RunTime = *duration
+	if *f.duration > 0 {
+		cfg.RunTime = *f.duration
 	}
-	if *countOps > 0 {
-		cfg.CountOps = *countOps
+	if *f.countOps > 0 {
+		cfg.CountOps = *f.countOps
 	}
-	if *reps > 0 {
-		cfg.Reps = *reps
+	if *f.reps > 0 {
+		cfg.Reps = *f.reps
 	}
-	if *delay > 0 {
-		cfg.Delay = *delay
+	if *f.delay > 0 {
+		cfg.Delay = *f.delay
 	}
 	cfg.Threads = nil
-	for _, t := range strings.Split(*threads, ",") {
+	for _, t := range strings.Split(*f.threads, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(t))
 		if err != nil || n < 1 {
-			fmt.Fprintf(os.Stderr, "workload: bad -threads %q\n", *threads)
+			fmt.Fprintf(os.Stderr, "workload: bad -threads %q\n", *f.threads)
 			os.Exit(2)
 		}
 		cfg.Threads = append(cfg.Threads, n)
@@ -85,12 +118,16 @@ func main() {
 		}
 		return strings.Split(s, ",")
 	}
-	cfg.Shapes, cfg.Regimes, cfg.Paths = split(*shapes), split(*regimes), split(*paths)
-	cfg.Dir, cfg.Out = *dir, *out
+	cfg.Shapes, cfg.Regimes, cfg.Paths = split(*f.shapes), split(*f.regimes), split(*f.paths)
+	cfg.Dir, cfg.Out = *f.dir, *f.out
 	cfg.CommandLine = strings.Join(append([]string{"go run ./bench/cmd/workload"}, os.Args[1:]...), " ")
-	cfg.Progress = os.Stderr
+	return cfg
+}
+
+// stopOnSignal returns a channel closed on the first interrupt or SIGTERM;
+// a second one quits at once.
+func stopOnSignal() chan struct{} {
 	stop := make(chan struct{})
-	cfg.Stop = stop
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {
@@ -99,13 +136,5 @@ func main() {
 		signal.Stop(sig)
 		close(stop)
 	}()
-
-	if _, err := workload.Run(cfg); err != nil {
-		fmt.Fprintf(os.Stderr, "\nworkload: %v\n", err)
-		if errors.Is(err, workload.ErrLostKeys) {
-			fmt.Fprintf(os.Stderr, "workload: KEYS WERE LOST: see %s/WORKLOAD.md\n", *out)
-		}
-		os.Exit(1)
-	}
-	fmt.Fprintf(os.Stderr, "wrote %s/WORKLOAD.md\n", *out)
+	return stop
 }
