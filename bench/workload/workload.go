@@ -364,10 +364,11 @@ func (r *runner) paths() []pathSpec {
 // path and thread count runs every policy back to back, in an order rotated
 // by one each repetition.
 func (r *runner) regime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
+	// Closed on every return, also when opening stops partway.
+	defer closeRegime(dbs, &err)
 	if err := r.openRegime(s, g, dbs); err != nil {
 		return err
 	}
-	defer closeRegime(dbs, &err)
 	paths := r.paths()
 	maxT := slices.Max(r.cfg.Threads)
 	if err := r.warmRegime(s, g, dbs, paths, maxT); err != nil {
