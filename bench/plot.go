@@ -21,10 +21,11 @@ type curve struct {
 	gray   bool
 }
 
-// palette colours the curves of a plot in order: nine of the Tableau 10
+// Palette colours the curves of a plot in order: nine of the Tableau 10
 // colours and three more, so that each of the FPR plot's curves gets
-// their own (plotutil's palette has seven and repeats).
-var palette = []color.Color{
+// their own (plotutil's palette has seven and repeats). The workload
+// benchmark's plots use it too.
+var Palette = []color.Color{
 	color.RGBA{31, 119, 180, 255},  // blue
 	color.RGBA{214, 39, 40, 255},   // red
 	color.RGBA{44, 160, 44, 255},   // green
@@ -114,7 +115,7 @@ func addCurve(p *plot.Plot, i int, c curve, logY bool) error {
 	if len(xy) == 0 {
 		return nil
 	}
-	col := palette[i%len(palette)]
+	col := Palette[i%len(Palette)]
 	if c.points {
 		s, err := plotter.NewScatter(xy)
 		if err != nil {

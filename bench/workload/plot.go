@@ -2,32 +2,19 @@ package workload
 
 import (
 	"fmt"
-	"image/color"
 	"math"
 	"path/filepath"
 
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 )
 
-// The plots follow bench's report: Tableau colours, markers per series, 7x4.5
+// The plots follow bench's report: its palette, markers per series, 7x4.5
 // inch PNGs, legends in 8 pt.
-var palette = []color.Color{
-	color.RGBA{31, 119, 180, 255},  // blue
-	color.RGBA{214, 39, 40, 255},   // red
-	color.RGBA{44, 160, 44, 255},   // green
-	color.RGBA{255, 127, 14, 255},  // orange
-	color.RGBA{148, 103, 189, 255}, // purple
-	color.RGBA{140, 86, 75, 255},   // brown
-	color.RGBA{227, 119, 194, 255}, // pink
-	color.RGBA{23, 190, 207, 255},  // cyan
-	color.RGBA{188, 189, 34, 255},  // olive
-	color.RGBA{0, 0, 128, 255},     // navy
-	color.RGBA{0, 128, 128, 255},   // teal
-	color.RGBA{0, 0, 0, 255},       // black
-}
+var palette = bench.Palette
 
 type series struct {
 	name   string
