@@ -18,22 +18,15 @@ import (
 	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
 )
 
-// Block kinds a read is classified into, from each table's layout.
-const (
-	blockData = iota
-	blockFilter
-	blockIndex
-	blockOther
-	numBlockKinds
-)
-
 // blockCounts sums what a CountingFS read since its last Reset by block
 // kind, given each table's layout (file base name -> block offset -> kind).
-func blockCounts(cfs *pebbletest.CountingFS, layouts map[string]map[int64]int) (reads, bytes [numBlockKinds]int64) {
+// Value blocks count as other blocks: the report shows data, filter and index
+// blocks on their own.
+func blockCounts(cfs *pebbletest.CountingFS, layouts map[string]map[int64]BlockKind) (reads, bytes [NumBlockKinds]int64) {
 	cfs.Each(func(file string, off int64, r pebbletest.Reads) {
 		kind, ok := layouts[file][off]
-		if !ok {
-			kind = blockOther
+		if !ok || kind == BlockValue {
+			kind = BlockOther
 		}
 		reads[kind] += r.N
 		bytes[kind] += r.Bytes
@@ -128,7 +121,7 @@ type readAmpDB struct {
 	d        *pebble.DB
 	mem      vfs.FS
 	cfs      *pebbletest.CountingFS
-	layouts  map[string]map[int64]int // file base name -> block offset -> kind
+	layouts  map[string]map[int64]BlockKind // file base name -> block offset -> kind
 	value    []byte
 	members  KeyGen
 	absent   KeyGen
@@ -217,7 +210,7 @@ func (db *readAmpDB) layout() (tables [7]int, filterPerKey [7]float64, err error
 	if err != nil {
 		return tables, filterPerKey, err
 	}
-	db.layouts = map[string]map[int64]int{}
+	db.layouts = map[string]map[int64]BlockKind{}
 	var fsz, ents [7]uint64
 	for l, files := range levels {
 		for _, f := range files {
@@ -225,7 +218,7 @@ func (db *readAmpDB) layout() (tables [7]int, filterPerKey [7]float64, err error
 			fsz[l] += f.Properties.FilterSize
 			ents[l] += f.Properties.NumEntries
 			fn := fmt.Sprintf("%06d.sst", uint64(f.BackingSSTNum))
-			m, err := tableLayout(db.mem, path.Join("db", fn))
+			m, err := BlockKinds(db.mem, path.Join("db", fn), sstable.ReaderOptions{})
 			if err != nil {
 				return tables, filterPerKey, err
 			}
@@ -262,13 +255,13 @@ func (db *readAmpDB) measure(n int, op func(i int) error) (ReadAmpIO, error) {
 	reads, nbytes := blockCounts(db.cfs, db.layouts)
 	f := float64(n)
 	io := ReadAmpIO{
-		DataBlocks: float64(reads[blockData]) / f, DataBytes: float64(nbytes[blockData]) / f,
-		FilterBytes: float64(nbytes[blockFilter]) / f, IndexBytes: float64(nbytes[blockIndex]) / f,
-		OtherBytes: float64(nbytes[blockOther]) / f,
+		DataBlocks: float64(reads[BlockData]) / f, DataBytes: float64(nbytes[BlockData]) / f,
+		FilterBytes: float64(nbytes[BlockFilter]) / f, IndexBytes: float64(nbytes[BlockIndex]) / f,
+		OtherBytes: float64(nbytes[BlockOther]) / f,
 		FilterHits: float64(m1.Hits-m0.Hits) / f, FilterMiss: float64(m1.Misses-m0.Misses) / f,
 		Ns: float64(el.Nanoseconds()) / f,
 	}
-	for k := range numBlockKinds {
+	for k := range NumBlockKinds {
 		io.TotalBytes += float64(nbytes[k]) / f
 		io.Reads += float64(reads[k]) / f
 	}
@@ -356,44 +349,6 @@ func (db *readAmpDB) measureL6(row *ReadAmpRow) error {
 		}
 	}
 	return nil
-}
-
-// tableLayout maps the offsets of an sstable's data, filter and index blocks
-// to their kind, reading the file directly (not through the counter).
-func tableLayout(fs vfs.FS, name string) (map[int64]int, error) {
-	f, err := fs.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	readable, err := sstable.NewSimpleReadable(f)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	r, err := sstable.NewReader(context.Background(), readable, sstable.ReaderOptions{})
-	if err != nil {
-		readable.Close()
-		return nil, err
-	}
-	defer r.Close()
-	l, err := r.Layout()
-	if err != nil {
-		return nil, err
-	}
-	m := map[int64]int{}
-	for _, h := range l.Data {
-		m[int64(h.Offset)] = blockData
-	}
-	for _, h := range l.Filter {
-		m[int64(h.Offset)] = blockFilter
-	}
-	for _, h := range l.Index {
-		m[int64(h.Offset)] = blockIndex
-	}
-	if l.TopIndex.Length > 0 {
-		m[int64(l.TopIndex.Offset)] = blockIndex
-	}
-	return m, nil
 }
 
 // writeReadAmp writes section 5: what Gets read in L0 and seeks in L6.

@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -11,17 +10,18 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench"
 )
 
 // Block kinds a read of an sstable is classified into, from the table's
-// layout.
+// layout (bench.BlockKinds).
 const (
-	kindData = iota
-	kindFilter
-	kindIndex
-	kindValue // value blocks and their index (older MVCC versions' values)
-	kindOther
-	numKinds
+	kindData   = bench.BlockData
+	kindFilter = bench.BlockFilter
+	kindIndex  = bench.BlockIndex
+	kindValue  = bench.BlockValue
+	kindOther  = bench.BlockOther
+	numKinds   = bench.NumBlockKinds
 )
 
 // ioStats counts the reads of one database's sstables by block kind and adds
@@ -30,8 +30,8 @@ const (
 type ioStats struct {
 	reads   [numKinds]atomic.Int64
 	bytes   [numKinds]atomic.Int64
-	delay   atomic.Int64                               // ns added to each sstable ReadAt; 0: none
-	layouts atomic.Pointer[map[string]map[int64]uint8] // file base name -> block offset -> kind
+	delay   atomic.Int64                                         // ns added to each sstable ReadAt; 0: none
+	layouts atomic.Pointer[map[string]map[int64]bench.BlockKind] // file base name -> block offset -> kind
 }
 
 // ioSnap is a snapshot of ioStats' counters.
@@ -65,7 +65,7 @@ func (x *ioSnap) add(y ioSnap) {
 }
 
 func (s *ioStats) record(name string, off int64, n int) {
-	kind := uint8(kindOther)
+	kind := kindOther
 	if m := s.layouts.Load(); m != nil {
 		if k, ok := (*m)[name][off]; ok {
 			kind = k
@@ -116,11 +116,11 @@ func learnLayouts(db *pebble.DB, fs vfs.FS, dir string, o *pebble.Options, st *i
 	if err != nil {
 		return err
 	}
-	m := map[string]map[int64]uint8{}
+	m := map[string]map[int64]bench.BlockKind{}
 	for _, tables := range levels {
 		for _, t := range tables {
 			name := fmt.Sprintf("%s.sst", t.BackingSSTNum)
-			l, err := tableLayout(fs, filepath.Join(dir, name), o)
+			l, err := bench.BlockKinds(fs, filepath.Join(dir, name), sstable.ReaderOptions{Comparer: o.Comparer, KeySchemas: o.KeySchemas})
 			if err != nil {
 				return fmt.Errorf("layout of %s: %w", name, err)
 			}
@@ -129,51 +129,6 @@ func learnLayouts(db *pebble.DB, fs vfs.FS, dir string, o *pebble.Options, st *i
 	}
 	st.layouts.Store(&m)
 	return nil
-}
-
-func tableLayout(fs vfs.FS, name string, o *pebble.Options) (map[int64]uint8, error) {
-	f, err := fs.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	readable, err := sstable.NewSimpleReadable(f)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	r, err := sstable.NewReader(context.Background(), readable, sstable.ReaderOptions{
-		Comparer:   o.Comparer,
-		KeySchemas: o.KeySchemas,
-	})
-	if err != nil {
-		readable.Close()
-		return nil, err
-	}
-	defer r.Close()
-	l, err := r.Layout()
-	if err != nil {
-		return nil, err
-	}
-	m := map[int64]uint8{}
-	for _, h := range l.Data {
-		m[int64(h.Offset)] = kindData
-	}
-	for _, h := range l.Filter {
-		m[int64(h.Offset)] = kindFilter
-	}
-	for _, h := range l.Index {
-		m[int64(h.Offset)] = kindIndex
-	}
-	if l.TopIndex.Length > 0 {
-		m[int64(l.TopIndex.Offset)] = kindIndex
-	}
-	for _, h := range l.ValueBlock {
-		m[int64(h.Offset)] = kindValue
-	}
-	if l.ValueIndex.Length > 0 {
-		m[int64(l.ValueIndex.Offset)] = kindValue
-	}
-	return m, nil
 }
 
 // calibrateDelay returns the mean time deviceWait(d) takes.
