@@ -21,11 +21,10 @@ type curve struct {
 	gray   bool
 }
 
-// Palette colours the curves of a plot in order: nine of the Tableau 10
+// palette colours the curves of a plot in order: nine of the Tableau 10
 // colours and three more, so that each of the FPR plot's curves gets
-// their own (plotutil's palette has seven and repeats). The workload
-// benchmark's plots use it too.
-var Palette = []color.Color{
+// their own (plotutil's palette has seven and repeats).
+var palette = []color.Color{
 	color.RGBA{31, 119, 180, 255},  // blue
 	color.RGBA{214, 39, 40, 255},   // red
 	color.RGBA{44, 160, 44, 255},   // green
@@ -38,6 +37,25 @@ var Palette = []color.Color{
 	color.RGBA{0, 0, 128, 255},     // navy
 	color.RGBA{0, 128, 128, 255},   // teal
 	color.RGBA{0, 0, 0, 255},       // black
+}
+
+// Curve is one series of a plot drawn with SavePlot: a line with markers,
+// dashed if Dashed.
+type Curve struct {
+	Name   string
+	XY     plotter.XYs
+	Dashed bool
+}
+
+// SavePlot draws curves into dir/file as a PNG of 7x4.5 inches in the
+// report's style (its palette, a marker shape per curve, the legend top right),
+// y on a log axis if logY.
+func SavePlot(dir, file, title, xlabel, ylabel string, logY bool, curves []Curve) error {
+	cs := make([]curve, len(curves))
+	for i, c := range curves {
+		cs[i] = curve{name: c.Name, xy: c.XY, dashed: c.Dashed}
+	}
+	return savePlot(dir, file, title, xlabel, ylabel, logY, legendTopRight, 0, cs)
 }
 
 // legend positions.
@@ -73,12 +91,19 @@ func savePlot(dir, file, title, xlabel, ylabel string, logY bool, legend int, xs
 		p.X.Tick.Marker = xTicks(curves, xstep)
 	}
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	drawn := 0
 	for i, c := range curves {
-		if err := addCurve(p, i, c, logY); err != nil {
+		ok, err := addCurve(p, i, c, logY)
+		if err != nil {
 			return err
 		}
+		if ok {
+			drawn++
+		}
 	}
-	if !logY { // from zero, with room above the highest line
+	if drawn == 0 { // axes need something to span
+		p.Add(plotter.NewFunction(func(float64) float64 { return 1 }))
+	} else if !logY { // from zero, with room above the highest line
 		p.Y.Min = 0
 		p.Y.Max *= 1.04
 	}
@@ -101,36 +126,35 @@ func xTicks(curves []curve, xstep float64) plot.ConstantTicks {
 }
 
 // addCurve draws the i-th curve in its colour and shape: markers alone,
-// or a line with markers.
-func addCurve(p *plot.Plot, i int, c curve, logY bool) error {
-	xy := c.xy
-	if logY { // a log axis cannot show zeros (no false positive seen)
-		xy = nil
-		for _, v := range c.xy {
-			if v.Y > 0 && !math.IsInf(v.Y, 0) && !math.IsNaN(v.Y) {
-				xy = append(xy, v)
-			}
+// or a line with markers. It leaves out the points an axis cannot show (NaN
+// and infinite values, and on a log axis zeros: no false positive seen), and
+// reports whether any point was left to draw.
+func addCurve(p *plot.Plot, i int, c curve, logY bool) (bool, error) {
+	var xy plotter.XYs
+	for _, v := range c.xy {
+		if !math.IsInf(v.Y, 0) && !math.IsNaN(v.Y) && (!logY || v.Y > 0) {
+			xy = append(xy, v)
 		}
 	}
 	if len(xy) == 0 {
-		return nil
+		return false, nil
 	}
-	col := Palette[i%len(Palette)]
+	col := palette[i%len(palette)]
 	if c.points {
 		s, err := plotter.NewScatter(xy)
 		if err != nil {
-			return err
+			return false, err
 		}
 		s.Color = col
 		s.Shape = plotutil.Shape(i)
 		s.Radius = vg.Points(4)
 		p.Add(s)
 		p.Legend.Add(c.name, s)
-		return nil
+		return true, nil
 	}
 	l, s, err := plotter.NewLinePoints(xy)
 	if err != nil {
-		return err
+		return false, err
 	}
 	l.Color, s.Color = col, col
 	s.Shape = plotutil.Shape(i)
@@ -144,5 +168,5 @@ func addCurve(p *plot.Plot, i int, c curve, logY bool) error {
 	}
 	p.Add(l, s)
 	p.Legend.Add(c.name, l, s)
-	return nil
+	return true, nil
 }
