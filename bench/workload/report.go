@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -218,19 +219,8 @@ func (r *Result) writeFalsePositives(w func(string, ...any)) {
 	names := r.policyNames()
 	w("\n## False-positive block reads per operation\n\n")
 	w("Counted in an untimed pass of %d operations per path and policy (the timed runs' keys and more): every filter reader is wrapped so that each \"may contain\" answer is checked against the prefixes of the table the filter block belongs to (read from the table itself); an answer on a table that does not hold the prefix is a false positive, and reads a data block (from the cache or the file system).\n\n", r.Config.CountOps)
-	w("| shape | path |")
-	for _, n := range names {
-		if n != "none" {
-			w(" %s |", n)
-		}
-	}
-	w("\n|---|---|")
-	for _, n := range names {
-		if n != "none" {
-			w("---:|")
-		}
-	}
-	w("\n")
+	filtered := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "none" })
+	tableHead(w, "shape | path", "---|---|", filtered, "---:|")
 	for _, s := range r.shapeNames() {
 		for _, p := range r.pathsRun() {
 			w("| %s | %s |", s, p)
@@ -267,15 +257,7 @@ func (r *Result) writeBlockReads(w func(string, ...any)) {
 	reg := r.ioRegime()
 	w("\n\n## Sstable reads per operation by block kind (%s regime)\n\n", reg)
 	w("Reads of the file system (ReadAt on .sst files, classified by each table's layout), per operation: data / filter / index / value (value blocks, where Pebble keeps older MVCC versions' values) / other (footer, metaindex, properties).\n\n")
-	w("| shape | path |")
-	for _, n := range names {
-		w(" %s |", n)
-	}
-	w("\n|---|---|")
-	for range names {
-		w("---|")
-	}
-	w("\n")
+	tableHead(w, "shape | path", "---|---|", names, "---|")
 	for _, s := range r.shapeNames() {
 		for _, p := range r.pathsRun() {
 			w("| %s | %s |", s, p)
@@ -354,15 +336,7 @@ func (r *Result) writeLatency(w func(string, ...any)) {
 	for _, bb := range r.Config.Budgets {
 		lat = append(lat, bloomName(bb), cuckooName(bb))
 	}
-	w("| shape | regime | path | threads |")
-	for _, n := range lat {
-		w(" %s |", n)
-	}
-	w("\n|---|---|---|---:|")
-	for range lat {
-		w("---|")
-	}
-	w("\n")
+	tableHead(w, "shape | regime | path | threads", "---|---|---|---:|", lat, "---|")
 	for _, k := range r.cellKeys() {
 		w("| %s | %s | %s | %d |", k.Shape, k.Regime, k.Path, k.Threads)
 		for _, n := range lat {
@@ -433,15 +407,11 @@ func (r *Result) writeSummary(w func(string, ...any)) {
 	t := c.Threads[0]
 	w("## Summary\n\n")
 	w("Absent reads on %d goroutine(s). FP/op: false-positive block reads per operation, bloom(B) -> cuckoo(B) (counting pass). Time: cuckoo(B)/bloom(B), median of paired ratios [sign-test interval]; bloom(B)'s µs per operation beside it.\n\n", t)
-	w("| shape | regime | path |")
+	var cols []string
 	for _, b := range c.Budgets {
-		w(" B=%d FP/op | B=%d bloom µs | B=%d time |", b, b, b)
+		cols = append(cols, fmt.Sprintf("B=%d FP/op", b), fmt.Sprintf("B=%d bloom µs", b), fmt.Sprintf("B=%d time", b))
 	}
-	w("\n|---|---|---|")
-	for range c.Budgets {
-		w("---:|---:|---:|")
-	}
-	w("\n")
+	tableHead(w, "shape | regime | path", "---|---|---|", cols, "---:|")
 	for _, s := range r.shapeNames() {
 		for _, g := range allRegimes {
 			for _, p := range []string{"get-absent", "seek-absent", "seek-absent-l6"} {
@@ -481,4 +451,18 @@ func (r *Result) maxFilterBytes(shape string) int64 {
 		}
 	}
 	return m
+}
+
+// tableHead writes a Markdown table's header: the fixed columns and their
+// rule (alignment row), then one column per name, each with colRule.
+func tableHead(w func(string, ...any), fixed, fixedRule string, names []string, colRule string) {
+	w("| %s |", fixed)
+	for _, n := range names {
+		w(" %s |", n)
+	}
+	w("\n|%s", fixedRule)
+	for range names {
+		w("%s", colRule)
+	}
+	w("\n")
 }
