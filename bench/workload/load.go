@@ -147,7 +147,7 @@ func quiesce(db *pebble.DB) {
 // to quiesce every FlushEvery entries. The write burst then reopens the
 // database with automatic compactions off and writes its share of the keys
 // as BurstTables flushes of overlapping, randomly ordered keys.
-func (r *runner) load(s shapeSpec, d *dbInst) (time.Duration, error) {
+func (r *runner) load(s shapeSpec, d *dbInst) (wall, cpu time.Duration, err error) {
 	n := uint64(r.entries(s))
 	steady := n
 	if s.Burst {
@@ -156,38 +156,38 @@ func (r *runner) load(s shapeSpec, d *dbInst) (time.Duration, error) {
 	open := func(frozen bool) (*pebble.DB, error) {
 		return pebble.Open(d.dir, r.options(s, d.cfg, d.st, nil, frozen))
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU()
 	db, err := open(false)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	l := &loader{r: r, s: s, d: d, ks: r.keyspace(s), n: n, db: db, b: db.NewBatch(),
 		key: make([]byte, 0, 64), val: make([]byte, ValueLen)}
 	if err := l.write(0, steady, r.cfg.FlushEvery); err != nil {
 		l.db.Close()
-		return 0, err
+		return 0, 0, err
 	}
 	quiesce(l.db)
 	if s.Burst {
 		if err := l.db.Close(); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if l.db, err = open(true); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		l.b = l.db.NewBatch()
 		l.written = 0
 		if err := l.write(steady, n, max(1, int(n-steady)/r.cfg.BurstTables)); err != nil {
 			l.db.Close()
-			return 0, err
+			return 0, 0, err
 		}
 	}
-	el := time.Since(start)
+	wall, cpu = time.Since(start), processCPU()-cpu0
 	d.shape, err = readShape(l.db)
 	if cerr := l.db.Close(); err == nil {
 		err = cerr
 	}
-	return el, err
+	return wall, cpu, err
 }
 
 // loader writes one shape's keys into one database in batches.

@@ -47,9 +47,10 @@ type shapeResult struct {
 }
 
 type dbRow struct {
-	Cfg   policyCfg
-	Shape lsmShape
-	Load  time.Duration
+	Cfg     policyCfg
+	Shape   lsmShape
+	Load    time.Duration // wall time of the load
+	LoadCPU time.Duration // CPU time of the process during the load (0: not measured)
 }
 
 // Verdict is one target's outcome.
@@ -151,13 +152,18 @@ func (r *Result) timeRatio(k cellKey, x, base string) ratioStat {
 	return medianCI(pairedRatios(cell[x].NsPerOp, cell[base].NsPerOp))
 }
 
-// loadRatios returns the per-shape load time ratios x/base.
-func (r *Result) loadRatios(x, base string) (ratios []float64, shapes []string) {
+// loadRatios returns the per-shape load time ratios x/base, of wall time
+// or, with cpu, of CPU time.
+func (r *Result) loadRatios(x, base string, cpu bool) (ratios []float64, shapes []string) {
 	for _, s := range r.Shapes {
 		a, ok1 := r.db(s.Spec.Name, x)
 		b, ok2 := r.db(s.Spec.Name, base)
-		if ok1 && ok2 && b.Load > 0 {
-			ratios = append(ratios, float64(a.Load)/float64(b.Load))
+		at, bt := a.Load, b.Load
+		if cpu {
+			at, bt = a.LoadCPU, b.LoadCPU
+		}
+		if ok1 && ok2 && bt > 0 {
+			ratios = append(ratios, float64(at)/float64(bt))
 			shapes = append(shapes, s.Spec.Name)
 		}
 	}

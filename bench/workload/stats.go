@@ -69,3 +69,26 @@ func binom(n, k int) float64 {
 }
 
 func median(x []float64) float64 { return medianCI(x).Median }
+
+// rateRatioCI returns a 95% interval for the ratio of two event rates seen
+// as x and y events in the same number of operations. Given x+y events, x
+// is binomial with p = ratio/(1+ratio); Wilson's score interval for p is
+// mapped back to the ratio. hi is +Inf when y is 0.
+func rateRatioCI(x, y float64) (lo, hi float64) {
+	n := x + y
+	if n == 0 {
+		return 0, math.Inf(1)
+	}
+	const z = 1.959964
+	p := x / n
+	den := 1 + z*z/n
+	center := (p + z*z/(2*n)) / den
+	half := z * math.Sqrt(p*(1-p)/n+z*z/(4*n*n)) / den
+	odds := func(q float64) float64 {
+		if q >= 1 {
+			return math.Inf(1)
+		}
+		return max(q, 0) / (1 - q)
+	}
+	return odds(center - half), odds(center + half)
+}

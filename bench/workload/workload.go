@@ -82,6 +82,7 @@ type dbInst struct {
 	cache    *pebble.Cache
 	shape    lsmShape
 	loadTime time.Duration
+	loadCPU  time.Duration
 }
 
 type runner struct {
@@ -246,11 +247,11 @@ func (r *runner) shape(s shapeSpec, dataDir string) error {
 		}
 		d := &dbInst{cfg: c, dir: filepath.Join(base, sanitize(c.Name)), st: &ioStats{}}
 		r.prog.stage("load %s: %s", s.Name, c.Name)
-		el, err := r.load(s, d)
+		wall, cpu, err := r.load(s, d)
 		if err != nil {
 			return fmt.Errorf("load %s: %w", c.Name, err)
 		}
-		d.loadTime = el
+		d.loadTime, d.loadCPU = wall, cpu
 		dbs = append(dbs, d)
 		return nil
 	}
@@ -300,7 +301,7 @@ func (r *runner) shape(s shapeSpec, dataDir string) error {
 	res.Truth[s.Name] = truth
 	sr := shapeResult{Spec: s}
 	for _, d := range dbs {
-		sr.DBs = append(sr.DBs, dbRow{Cfg: d.cfg, Shape: d.shape, Load: d.loadTime})
+		sr.DBs = append(sr.DBs, dbRow{Cfg: d.cfg, Shape: d.shape, Load: d.loadTime, LoadCPU: d.loadCPU})
 	}
 	res.Shapes = append(res.Shapes, sr)
 

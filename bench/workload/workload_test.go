@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -59,6 +60,8 @@ func TestWorkloadTiny(t *testing.T) {
 	}
 	if d, ok := res.db("steady", "cuckoo(10)"); !ok || d.Shape.totalBytes() == 0 {
 		t.Error("steady cuckoo(10): no tables")
+	} else if runtime.GOOS == "linux" && d.LoadCPU <= 0 {
+		t.Errorf("steady cuckoo(10): load CPU time %v", d.LoadCPU)
 	}
 	report, err := os.ReadFile(filepath.Join(cfg.Out, "WORKLOAD.md"))
 	if err != nil {
@@ -132,6 +135,30 @@ func TestMedianCI(t *testing.T) {
 	}
 	if st := medianCI([]float64{3, 1, 2}); st.Median != 2 || st.Lo != 1 || st.Hi != 3 || st.Coverage != 0.75 {
 		t.Errorf("three values: %+v", st)
+	}
+}
+
+// TestRateRatioCI checks the interval against the equation that defines
+// Wilson's score interval: its ends p (mapped from ratio r as r/(1+r))
+// satisfy (x/n - p)^2 = z^2 p(1-p)/n, and they bracket the observed ratio.
+func TestRateRatioCI(t *testing.T) {
+	const z = 1.959964
+	for _, c := range [][2]float64{{340, 1140}, {1, 30}, {50, 50}, {7, 2000}, {300, 20}} {
+		x, y := c[0], c[1]
+		lo, hi := rateRatioCI(x, y)
+		if !(lo < x/y && x/y < hi) {
+			t.Errorf("%v/%v: interval [%v, %v] misses the ratio %v", x, y, lo, hi, x/y)
+		}
+		n, ph := x+y, x/(x+y)
+		for _, r := range []float64{lo, hi} {
+			p := r / (1 + r)
+			if d := (ph-p)*(ph-p) - z*z*p*(1-p)/n; math.Abs(d) > 1e-12 {
+				t.Errorf("%v/%v: end %v off Wilson's equation by %g", x, y, r, d)
+			}
+		}
+	}
+	if lo, hi := rateRatioCI(5, 0); lo <= 0 || !math.IsInf(hi, 1) {
+		t.Errorf("5/0: [%v, %v], want a positive lower end and no upper one", lo, hi)
 	}
 }
 

@@ -1,0 +1,19 @@
+//go:build unix
+
+package workload
+
+import (
+	"syscall"
+	"time"
+)
+
+// processCPU is the CPU time (user and system) this process has used so
+// far, every thread included: Pebble's flushes and compactions run on its
+// own goroutines.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
