@@ -119,8 +119,8 @@ func (r *Result) writeHeader(w func(string, ...any), tiny bool) {
 	w("- Started %s, took %s\n", r.Start.UTC().Format(time.RFC3339), r.Elapsed.Truncate(time.Second))
 	w("- Mode %s: %d entries per database, flush every %d, LBaseMaxBytes %s, target file size %s, write burst of %d L0 flushes (%.0f%% of the keys), MVCC %d versions per key\n",
 		c.Mode, c.Keys, c.FlushEvery, mib(float64(c.LBaseMaxBytes)), mib(float64(c.FileSize)), c.BurstTables, 100*burstShare, mvccVersions)
-	w("- Timed runs: per path, enough operations for %s on one goroutine (at least %d; calibrated on the first database after the warm-up), the same for every policy; %d repetitions, each of %d rounds in which every policy runs back to back (order rotated by one each repetition); a repetition's time per operation is the median of its rounds; threads %v; one untimed warm-up run per path and policy first\n", c.RunTime, c.Ops, c.Reps, max(1, c.SubRuns), c.Threads)
-	w("- Regimes: hot = block cache of twice the database plus 8 MiB, warmed by a full scan and a pass of every path; every round reads keys that no earlier run read (the same keys for every policy); pagecache = block cache of 2%% of the database (at least 1 MiB) plus twice the largest filter bytes among the shape's databases (filters stay resident; the same cache for every policy), the files in the OS page cache; slow = pagecache plus %s per sstable read (a nanosleep, measured at %s per read)\n\n",
+	w("- Timed runs: per path, enough operations for %s on one goroutine (at least %d; calibrated on the first database after the warm-up), the same for every policy; %d repetitions, each of %d rounds in which every policy runs back to back (order rotated by one each repetition); a repetition's time per operation is the median of its rounds; every round of every path, thread count and repetition reads keys that no earlier run read (the same keys for every policy), so that a small cache holds none of its blocks; threads %v; one untimed warm-up run per path and policy first\n", c.RunTime, c.Ops, c.Reps, max(1, c.SubRuns), c.Threads)
+	w("- Regimes: hot = block cache of twice the database plus 8 MiB, warmed by a full scan and a pass of every path; pagecache = block cache of 2%% of the database (at least 1 MiB) plus twice the largest filter bytes among the shape's databases (filters stay resident; the same cache for every policy), the files in the OS page cache; slow = pagecache plus %s per sstable read (a nanosleep, measured at %s per read)\n\n",
 		c.Delay, r.DelayMeasured.Round(100*time.Nanosecond))
 }
 
@@ -222,7 +222,7 @@ func (r *Result) writeShapes(w func(string, ...any)) {
 func (r *Result) writeFalsePositives(w func(string, ...any)) {
 	names := r.policyNames()
 	w("\n## False-positive block reads per operation\n\n")
-	w("Counted in an untimed pass of %d operations per path and policy (the timed runs' keys and more): every filter reader is wrapped so that each \"may contain\" answer is checked against the prefixes of the table the filter block belongs to (read from the table itself); an answer on a table that does not hold the prefix is a false positive, and reads a data block (from the cache or the file system).\n\n", r.Config.CountOps)
+	w("Counted in an untimed pass of %d operations per path and policy (the first operations of each path: the warm-up's and the calibration's keys, then the timed runs' first ones): every filter reader is wrapped so that each \"may contain\" answer is checked against the prefixes of the table the filter block belongs to (read from the table itself); an answer on a table that does not hold the prefix is a false positive, and reads a data block (from the cache or the file system).\n\n", r.Config.CountOps)
 	filtered := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "none" })
 	tableHead(w, "shape | path", "---|---|", filtered, "---:|")
 	for _, s := range r.shapeNames() {

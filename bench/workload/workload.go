@@ -57,7 +57,7 @@ func Defaults(mode string) Config {
 		c.Mode = "full"
 		c.Keys, c.FlushEvery, c.BurstTables = 3_000_000, 150_000, 10
 		c.LBaseMaxBytes, c.FileSize = 1<<20, 2<<20
-		c.Ops, c.RunTime, c.Reps, c.CountOps, c.SubRuns = 500, 45*time.Millisecond, 10, 200_000, 3
+		c.Ops, c.RunTime, c.Reps, c.CountOps, c.SubRuns = 500, 45*time.Millisecond, 10, 500_000, 3
 	}
 	return c
 }
@@ -383,15 +383,24 @@ func (r *runner) regime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
 	for t := range hists {
 		hists[t] = newHist()
 	}
+	// The keys of the timed runs start after the warm-up's and the
+	// calibration's, and every cell of every repetition takes the next
+	// ones: no run reads a key an earlier run of its database read, so the
+	// small cache regimes read each operation's blocks from the file
+	// system, not from what an earlier path, thread count or repetition
+	// left in the block cache. Every policy reads the same keys.
+	next := 2 * r.cfg.Ops
 	for rep := range r.cfg.Reps {
 		order := slices.Clone(dbs)
 		k := rep % len(order)
 		order = append(order[k:], order[:k]...)
 		for _, p := range paths {
 			for _, threads := range r.cfg.Threads {
-				if err := r.cell(s, g, p, threads, rep, order, opsFor[p.Name], hists); err != nil {
+				used, err := r.cell(s, g, p, threads, rep, next, order, opsFor[p.Name], hists)
+				if err != nil {
 					return err
 				}
+				next += used
 			}
 		}
 	}
@@ -482,9 +491,10 @@ func (r *runner) calibrate(s shapeSpec, d *dbInst, paths []pathSpec) (map[string
 }
 
 // cell runs one repetition of one path and thread count: every policy, in
-// the given order, on pathOps operations split over SubRuns rounds, and
-// adds the results to the cell.
-func (r *runner) cell(s shapeSpec, g regimeSpec, p pathSpec, threads, rep int, order []*dbInst, pathOps int, hists []*hdrhistogram.Histogram) error {
+// the given order, on pathOps operations split over SubRuns rounds, the
+// path's operations from base on, and adds the results to the cell. It
+// returns the number of operations (keys) it used.
+func (r *runner) cell(s shapeSpec, g regimeSpec, p pathSpec, threads, rep, base int, order []*dbInst, pathOps int, hists []*hdrhistogram.Histogram) (int, error) {
 	res := r.res
 	key := cellKey{Shape: s.Name, Regime: g.Name, Path: p.Name, Threads: threads}
 	cell := res.Cells[key]
@@ -493,7 +503,7 @@ func (r *runner) cell(s shapeSpec, g regimeSpec, p pathSpec, threads, rep int, o
 		res.Cells[key] = cell
 	}
 	if r.stopped() {
-		return ErrStopped
+		return 0, ErrStopped
 	}
 	// SubRuns rounds, each running every policy once on a share of
 	// the operations: a policy's time in this repetition is the
@@ -503,11 +513,7 @@ func (r *runner) cell(s shapeSpec, g regimeSpec, p pathSpec, threads, rep int, o
 	ops := max(1, pathOps/subs)
 	times := map[string][]float64{}
 	for sub := range subs {
-		// Each round reads keys no earlier run read (the same for
-		// every policy), so that the small cache regimes read
-		// their data blocks from the file system, not from what
-		// the previous repetition left in the block cache.
-		base := 2*r.cfg.Ops + (rep*subs+sub)*ops
+		base := base + sub*ops // each round its own keys, the same for every policy
 		for _, d := range order {
 			r.prog.tick("%s %s rep %d/%d: %s t=%d %s", s.Name, g.Name, rep+1, r.cfg.Reps, p.Name, threads, d.cfg.Name)
 			for t := range threads {
@@ -515,7 +521,7 @@ func (r *runner) cell(s shapeSpec, g regimeSpec, p pathSpec, threads, rep int, o
 			}
 			out, err := r.run(s, p, d, threads, base, ops, hists[:threads])
 			if err != nil {
-				return fmt.Errorf("%s %s: %w", p.Name, d.cfg.Name, err)
+				return 0, fmt.Errorf("%s %s: %w", p.Name, d.cfg.Name, err)
 			}
 			cs := cell[d.cfg.Name]
 			if cs == nil {
@@ -539,7 +545,7 @@ func (r *runner) cell(s shapeSpec, g regimeSpec, p pathSpec, threads, rep int, o
 	for name, ts := range times {
 		cell[name].NsPerOp = append(cell[name].NsPerOp, median(ts))
 	}
-	return nil
+	return subs * ops, nil
 }
 
 // progress writes one line, rewritten in place, at most every 200 ms.
