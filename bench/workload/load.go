@@ -44,6 +44,7 @@ type lsmShape struct {
 	Keys        [7]uint64
 	FilterBytes [7]uint64
 	Sublevels   int
+	Written     uint64 // sstable bytes flushes and compactions wrote during the load
 }
 
 func (s lsmShape) totalBytes() int64 {
@@ -93,6 +94,17 @@ func readShape(db *pebble.DB) (lsmShape, error) {
 		s.FilterBytes[u.Level] += u.FilterBytes
 	}
 	return s, nil
+}
+
+// bytesWritten is the sstable bytes db's flushes and compactions have
+// written since it was opened.
+func bytesWritten(db *pebble.DB) uint64 {
+	m := db.Metrics()
+	var n uint64
+	for l := range m.Levels {
+		n += m.Levels[l].TableBytesFlushed + m.Levels[l].TableBytesCompacted
+	}
+	return n
 }
 
 // options returns the options of one measured database. frozen turns
@@ -168,7 +180,9 @@ func (r *runner) load(s shapeSpec, d *dbInst) (wall, cpu time.Duration, err erro
 		return 0, 0, err
 	}
 	quiesce(l.db)
+	var written uint64 // by the first phase's database, whose metrics the reopening resets
 	if s.Burst {
+		written = bytesWritten(l.db)
 		if err := l.db.Close(); err != nil {
 			return 0, 0, err
 		}
@@ -184,6 +198,7 @@ func (r *runner) load(s shapeSpec, d *dbInst) (wall, cpu time.Duration, err erro
 	}
 	wall, cpu = time.Since(start), processCPU()-cpu0
 	d.shape, err = readShape(l.db)
+	d.shape.Written = written + bytesWritten(l.db)
 	if cerr := l.db.Close(); err == nil {
 		err = cerr
 	}

@@ -184,8 +184,8 @@ func (r *Result) writePolicies(w func(string, ...any)) {
 // writeShapes writes each database's LSM shape and load time.
 func (r *Result) writeShapes(w func(string, ...any)) {
 	w("\n## LSM shapes and loading\n\n")
-	w("Tables per level L0..L6 (db.Metrics()), bytes, filter bits per key (cuckoopolicy.FilterUsage), load time (writes, flushes, compactions; same pacing for every policy), the process's CPU time during the load (flushes and compactions included), and their ratios to bloom at the same budget.\n\n")
-	w("| shape | policy | tables L0..L6 | bytes L0..L6 | L0 sublevels | bytes | filter bits/key | filter bytes L0-L5 | load | load / bloom(B) | load CPU | CPU / bloom(B) |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	w("Tables per level L0..L6 (db.Metrics()), bytes, filter bits per key (cuckoopolicy.FilterUsage), load time (writes, flushes, compactions; same pacing for every policy), the process's CPU time during the load (flushes and compactions included), and their ratios to bloom at the same budget; written: the sstable bytes flushes and compactions wrote, which vary from one load to the next with the compactions Pebble picks.\n\n")
+	w("| shape | policy | tables L0..L6 | bytes L0..L6 | L0 sublevels | bytes | filter bits/key | filter bytes L0-L5 | load | load / bloom(B) | load CPU | CPU / bloom(B) | written |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range r.Shapes {
 		for _, d := range s.DBs {
 			fb, fk := d.Shape.totalFilter()
@@ -210,9 +210,9 @@ func (r *Result) writeShapes(w func(string, ...any)) {
 			for _, x := range d.Shape.Bytes {
 				lb = append(lb, mib(float64(x)))
 			}
-			w("| %s | %s | %v | %s | %d | %s | %.2f | %s | %s | %s | %s | %s |\n", s.Spec.Name, d.Cfg.Name, d.Shape.Tables, strings.Join(lb, ", "), d.Shape.Sublevels,
+			w("| %s | %s | %v | %s | %d | %s | %.2f | %s | %s | %s | %s | %s | %s |\n", s.Spec.Name, d.Cfg.Name, d.Shape.Tables, strings.Join(lb, ", "), d.Shape.Sublevels,
 				mib(float64(d.Shape.totalBytes())), 8*float64(fb)/math.Max(1, float64(fk)), mib(float64(upper)), d.Load.Round(time.Millisecond), ratio,
-				d.LoadCPU.Round(time.Millisecond), cpuRatio)
+				d.LoadCPU.Round(time.Millisecond), cpuRatio, mib(float64(d.Shape.Written)))
 		}
 	}
 }

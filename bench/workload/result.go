@@ -153,14 +153,18 @@ func (r *Result) timeRatio(k cellKey, x, base string) ratioStat {
 }
 
 // loadRatios returns the per-shape load time ratios x/base, of wall time
-// or, with cpu, of CPU time.
-func (r *Result) loadRatios(x, base string, cpu bool) (ratios []float64, shapes []string) {
+// or, with cpu, of CPU time; with perByte, of time per sstable byte written
+// (flushes and compactions write more or less from one load to the next).
+func (r *Result) loadRatios(x, base string, cpu, perByte bool) (ratios []float64, shapes []string) {
 	for _, s := range r.Shapes {
 		a, ok1 := r.db(s.Spec.Name, x)
 		b, ok2 := r.db(s.Spec.Name, base)
 		at, bt := a.Load, b.Load
 		if cpu {
 			at, bt = a.LoadCPU, b.LoadCPU
+		}
+		if perByte && a.Shape.Written > 0 && b.Shape.Written > 0 {
+			at = time.Duration(float64(at) / float64(a.Shape.Written) * float64(b.Shape.Written))
 		}
 		if ok1 && ok2 && bt > 0 {
 			ratios = append(ratios, float64(at)/float64(bt))

@@ -60,8 +60,14 @@ func TestWorkloadTiny(t *testing.T) {
 	}
 	if d, ok := res.db("steady", "cuckoo(10)"); !ok || d.Shape.totalBytes() == 0 {
 		t.Error("steady cuckoo(10): no tables")
-	} else if runtime.GOOS == "linux" && d.LoadCPU <= 0 {
-		t.Errorf("steady cuckoo(10): load CPU time %v", d.LoadCPU)
+	} else {
+		if runtime.GOOS == "linux" && d.LoadCPU <= 0 {
+			t.Errorf("steady cuckoo(10): load CPU time %v", d.LoadCPU)
+		}
+		// Every table was written by a flush or a compaction at least once.
+		if d.Shape.Written < uint64(d.Shape.totalBytes()) {
+			t.Errorf("steady cuckoo(10): %d sstable bytes written, fewer than the %d the LSM holds", d.Shape.Written, d.Shape.totalBytes())
+		}
 	}
 	report, err := os.ReadFile(filepath.Join(cfg.Out, "WORKLOAD.md"))
 	if err != nil {
