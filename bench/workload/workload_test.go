@@ -214,3 +214,31 @@ func TestStop(t *testing.T) {
 		t.Errorf("data directory left behind: %v", err)
 	}
 }
+
+// TestLevelsDiffer checks that a time ratio is flagged where the two
+// databases' populated levels or L0 sublevels differ, and only there.
+func TestLevelsDiffer(t *testing.T) {
+	row := func(name string, tables [7]int64, sub int) dbRow {
+		return dbRow{Cfg: policyCfg{Name: name}, Shape: lsmShape{Tables: tables, Sublevels: sub}}
+	}
+	r := &Result{Shapes: []shapeResult{{Spec: shapeSpec{Name: "steady"}, DBs: []dbRow{
+		row("bloom(16)", [7]int64{0, 0, 0, 1, 0, 9, 55}, 0),
+		row("cuckoo(16)", [7]int64{0, 0, 0, 1, 1, 12, 54}, 0),
+		row("bloom(10)", [7]int64{0, 0, 0, 1, 1, 12, 54}, 0),
+		row("cuckoo(10)", [7]int64{0, 0, 0, 2, 1, 11, 55}, 0),
+		row("bloom(12)", [7]int64{3, 0, 0, 0, 0, 4, 54}, 10),
+		row("cuckoo(12)", [7]int64{3, 0, 0, 0, 0, 4, 54}, 9),
+	}}}}
+	if got := r.levelsDiffer("steady", "cuckoo(16)", "bloom(16)"); !strings.Contains(got, "L3,L4,L5,L6") || !strings.Contains(got, "L3,L5,L6") {
+		t.Errorf("an extra L4: %q", got)
+	}
+	if got := r.levelsDiffer("steady", "cuckoo(10)", "bloom(10)"); got != "" {
+		t.Errorf("the same populated levels, other table counts: %q, want nothing", got)
+	}
+	if got := r.levelsDiffer("steady", "cuckoo(12)", "bloom(12)"); !strings.Contains(got, "9 L0 sublevels") {
+		t.Errorf("other L0 sublevels: %q", got)
+	}
+	if got := r.levelsDiffer("burst", "cuckoo(10)", "bloom(10)"); got != "" {
+		t.Errorf("a shape not run: %q", got)
+	}
+}
