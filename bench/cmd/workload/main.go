@@ -56,7 +56,7 @@ func main() {
 // defineFlags defines the command's flags on flag.CommandLine.
 func defineFlags() *flags {
 	return &flags{
-		quick:    flag.Bool("quick", false, "the quick run: about 10 minutes on 2 cores"),
+		quick:    flag.Bool("quick", false, "the quick run: about 6 minutes on 2 cores"),
 		tiny:     flag.Bool("tiny", false, "a smoke test of a few seconds: no verdicts"),
 		keys:     flag.Int("keys", 0, "entries per database (0: the mode's default)"),
 		ops:      flag.Int("ops", 0, "fewest operations per measured run (0: the mode's default)"),
