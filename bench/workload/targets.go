@@ -358,10 +358,3 @@ func (r *Result) lostVerdict() Verdict {
 	}
 	return verdict("Zero keys lost: every present read answers with its value", misses, nil, 1, "")
 }
-
-func maxOrNaN(x []float64) float64 {
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	return slices.Max(x)
-}
