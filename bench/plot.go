@@ -101,11 +101,17 @@ func savePlot(dir, file, title, xlabel, ylabel string, logY bool, legend int, xs
 			drawn++
 		}
 	}
-	if drawn == 0 { // axes need something to span
-		p.Add(plotter.NewFunction(func(float64) float64 { return 1 }))
+	if drawn == 0 { // axes need a range to span; a log axis one above 0
+		p.X.Min, p.X.Max = 0, 1
+		p.Y.Min, p.Y.Max = 0, 1
+		if logY {
+			p.Y.Min = 0.1
+		}
 	} else if !logY { // from zero, with room above the highest line
 		p.Y.Min = 0
 		p.Y.Max *= 1.04
+	} else if p.Y.Min == p.Y.Max { // one value: a range around it, above 0
+		p.Y.Min, p.Y.Max = p.Y.Min/2, p.Y.Max*2
 	}
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, filepath.Join(dir, file))
 }
@@ -127,12 +133,13 @@ func xTicks(curves []curve, xstep float64) plot.ConstantTicks {
 
 // addCurve draws the i-th curve in its colour and shape: markers alone,
 // or a line with markers. It leaves out the points an axis cannot show (NaN
-// and infinite values, and on a log axis zeros: no false positive seen), and
+// and infinite coordinates, and on a log axis zeros: no false positive seen), and
 // reports whether any point was left to draw.
 func addCurve(p *plot.Plot, i int, c curve, logY bool) (bool, error) {
 	var xy plotter.XYs
 	for _, v := range c.xy {
-		if !math.IsInf(v.Y, 0) && !math.IsNaN(v.Y) && (!logY || v.Y > 0) {
+		finite := !math.IsInf(v.X, 0) && !math.IsNaN(v.X) && !math.IsInf(v.Y, 0) && !math.IsNaN(v.Y)
+		if finite && (!logY || v.Y > 0) {
 			xy = append(xy, v)
 		}
 	}
