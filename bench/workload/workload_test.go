@@ -242,3 +242,34 @@ func TestLevelsDiffer(t *testing.T) {
 		t.Errorf("a shape not run: %q", got)
 	}
 }
+
+// TestFreshKeysPerCell checks that no timed run rereads keys an earlier run
+// read: with a block cache a fraction of the database, the two-goroutine
+// run of a path, which follows the one-goroutine run, must read about as
+// many data blocks per operation from the file system as that run did. Had
+// it reread the same keys, their blocks would still be in the cache.
+func TestFreshKeysPerCell(t *testing.T) {
+	cfg := Defaults("tiny")
+	cfg.Keys, cfg.FlushEvery = 100_000, 25_000
+	cfg.Ops, cfg.Reps, cfg.CountOps = 60, 3, 200
+	cfg.Shapes, cfg.Regimes, cfg.Paths = []string{"steady"}, []string{"pagecache"}, []string{"get-present"}
+	cfg.Out = t.TempDir()
+	cfg.Dir = filepath.Join(t.TempDir(), "data")
+	res, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := res.db("steady", "none")
+	if size, cache := d.Shape.totalBytes(), cacheSize(regimeSpec{}, d.Shape, 0); size < 2*cache {
+		t.Fatalf("database %d bytes, cache %d: too small a database for the test", size, cache)
+	}
+	perOp := func(threads int) float64 {
+		cs := res.Cells[cellKey{Shape: "steady", Regime: "pagecache", Path: "get-present", Threads: threads}]["none"]
+		return float64(cs.IO.Reads[kindData]) / float64(cs.Ops)
+	}
+	one, two := perOp(1), perOp(2)
+	t.Logf("data blocks read per present Get: %.3f on one goroutine, %.3f on two", one, two)
+	if one < 0.3 || two < 0.5*one {
+		t.Errorf("data blocks read per present Get without filters: %.3f on one goroutine, %.3f on two", one, two)
+	}
+}
