@@ -200,9 +200,11 @@ func (r *Result) writeShapes(w func(string, ...any)) {
 			}
 			if base > 0 && d.Cfg.Family != famBloom {
 				if bd, ok := r.db(s.Spec.Name, bloomName(base)); ok {
-					ratio = f3(float64(d.Load) / float64(bd.Load))
-					if bd.LoadCPU > 0 {
-						cpuRatio = f3(float64(d.LoadCPU) / float64(bd.LoadCPU))
+					if x, ok := loadRatio(d, bd, loadWall); ok {
+						ratio = f3(x)
+					}
+					if x, ok := loadRatio(d, bd, loadCPU); ok {
+						cpuRatio = f3(x)
 					}
 				}
 			}

@@ -152,22 +152,35 @@ func (r *Result) timeRatio(k cellKey, x, base string) ratioStat {
 	return medianCI(pairedRatios(cell[x].NsPerOp, cell[base].NsPerOp))
 }
 
-// loadRatios returns the per-shape load time ratios x/base, of wall time
-// or, with cpu, of CPU time; with perByte, of time per sstable byte written
-// (flushes and compactions write more or less from one load to the next).
-func (r *Result) loadRatios(x, base string, cpu, perByte bool) (ratios []float64, shapes []string) {
+// loadMetric is one measure of a database's load; 0 where not measured.
+type loadMetric func(dbRow) float64
+
+func loadWall(d dbRow) float64 { return float64(d.Load) }
+func loadCPU(d dbRow) float64  { return float64(d.LoadCPU) }
+
+// loadCPUPerByte is the load's CPU time per sstable byte written: flushes
+// and compactions write more or less from one load to the next.
+func loadCPUPerByte(d dbRow) float64 {
+	if d.Shape.Written == 0 {
+		return 0
+	}
+	return float64(d.LoadCPU) / float64(d.Shape.Written)
+}
+
+// loadRatio is m(x)/m(base), false where either is not measured.
+func loadRatio(x, base dbRow, m loadMetric) (float64, bool) {
+	a, b := m(x), m(base)
+	return a / b, a > 0 && b > 0
+}
+
+// loadRatios returns the per-shape ratios m(x)/m(base) of the shapes where
+// both databases were loaded and measured.
+func (r *Result) loadRatios(x, base string, m loadMetric) (ratios []float64, shapes []string) {
 	for _, s := range r.Shapes {
 		a, ok1 := r.db(s.Spec.Name, x)
 		b, ok2 := r.db(s.Spec.Name, base)
-		at, bt := a.Load, b.Load
-		if cpu {
-			at, bt = a.LoadCPU, b.LoadCPU
-		}
-		if perByte && a.Shape.Written > 0 && b.Shape.Written > 0 {
-			at = time.Duration(float64(at) / float64(a.Shape.Written) * float64(b.Shape.Written))
-		}
-		if ok1 && ok2 && bt > 0 {
-			ratios = append(ratios, float64(at)/float64(bt))
+		if ratio, ok := loadRatio(a, b, m); ok1 && ok2 && ok {
+			ratios = append(ratios, ratio)
 			shapes = append(shapes, s.Spec.Name)
 		}
 	}

@@ -323,7 +323,7 @@ func (r *Result) loadVerdict() Verdict {
 	judged := 0
 	var detail []string
 	for _, b := range r.Config.Budgets {
-		ratios, shapes := r.loadRatios(cuckooName(b), bloomName(b), false, false)
+		ratios, shapes := r.loadRatios(cuckooName(b), bloomName(b), loadWall)
 		if len(ratios) == 0 {
 			continue
 		}
@@ -334,10 +334,10 @@ func (r *Result) loadVerdict() Verdict {
 			parts = append(parts, fmt.Sprintf("%s %.3f", shapes[i], ratios[i]))
 		}
 		line := fmt.Sprintf("B=%d: median %.3f (%s)", b, med, strings.Join(parts, ", "))
-		if cr, _ := r.loadRatios(cuckooName(b), bloomName(b), true, false); len(cr) > 0 {
+		if cr, _ := r.loadRatios(cuckooName(b), bloomName(b), loadCPU); len(cr) > 0 {
 			line += fmt.Sprintf(", CPU time median %.3f", median(cr))
 		}
-		if cr, _ := r.loadRatios(cuckooName(b), bloomName(b), true, true); len(cr) > 0 {
+		if cr, _ := r.loadRatios(cuckooName(b), bloomName(b), loadCPUPerByte); len(cr) > 0 {
 			line += fmt.Sprintf(", CPU time per sstable byte written median %.3f", median(cr))
 		}
 		detail = append(detail, line)
