@@ -13,6 +13,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/cockroachkvs"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
 )
 
 // Comparers are the comparer names Config.Comparer accepts.
@@ -170,7 +172,7 @@ func openReadOnly(dir, comparerName string) (*pebble.DB, *pebble.Options, vfs.FS
 	}
 	o.FS = fs
 	o.ReadOnly = true
-	o.Logger = quietLogger{}
+	o.Logger = pebbletest.QuietLogger{} // Pebble's informational lines kept out of the report
 	o.DisableAutomaticCompactions = true
 	db, err := pebble.Open(dir, o)
 	if err != nil {
@@ -189,15 +191,4 @@ func orDefault(s string) string {
 		return "default"
 	}
 	return s
-}
-
-// quietLogger keeps Pebble's informational lines out of the report.
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...any) {}
-func (quietLogger) Errorf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
-}
-func (quietLogger) Fatalf(format string, args ...any) {
-	panic(fmt.Sprintf("pebble: "+format, args...))
 }

@@ -23,13 +23,15 @@ import (
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
 )
 
 // dbOptions are the options of the test databases: bloom(10) filters on all
 // levels, no automatic compactions, small tables so levels hold several.
 func dbOptions(crdb bool) *pebble.Options {
-	o := &pebble.Options{DisableAutomaticCompactions: true, Logger: quietLogger{}, LBaseMaxBytes: 16 << 10}
+	o := &pebble.Options{DisableAutomaticCompactions: true, Logger: pebbletest.QuietLogger{}, LBaseMaxBytes: 16 << 10}
 	for i := range o.TargetFileSizes {
 		o.TargetFileSizes[i] = 32 << 10
 	}
