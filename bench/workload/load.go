@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -10,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
 )
 
 // shapeSpec is one LSM shape.
@@ -30,12 +30,6 @@ const mvccVersions = 3
 
 // burstShare is the share of the keys the write burst writes into L0.
 const burstShare = 0.4
-
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...any)         {}
-func (quietLogger) Errorf(string, ...any)        {}
-func (quietLogger) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }
 
 // lsmShape is what db.Metrics() and FilterUsage say about a loaded database.
 type lsmShape struct {
@@ -115,7 +109,7 @@ func (r *runner) options(s shapeSpec, p policyCfg, st *ioStats, cache *pebble.Ca
 		FS:                          ioFS{FS: vfs.Default, st: st},
 		Cache:                       cache,
 		FormatMajorVersion:          pebble.FormatNewest,
-		Logger:                      quietLogger{},
+		Logger:                      pebbletest.QuietLogger{},
 		DisableWAL:                  true, // the loader flushes explicitly
 		MemTableSize:                uint64(max(4<<20, 2*r.cfg.FlushEvery*(ValueLen+64))),
 		LBaseMaxBytes:               r.cfg.LBaseMaxBytes,
