@@ -3,11 +3,8 @@ package whatif
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io/fs"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -15,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -142,86 +138,6 @@ func buildDB(t *testing.T, dir string) expected {
 		t.Fatalf("test database has tables %v per level, want >= 3 in L0, 1 in L5, >= 2 in L6", e.tables)
 	}
 	return e
-}
-
-// fileState is a file's bytes and times.
-type fileState struct {
-	size  int64
-	mode  fs.FileMode
-	mtime int64
-	sum   [32]byte
-}
-
-// snapshot records every file under dir, the directory included.
-func snapshot(t *testing.T, dir string) map[string]fileState {
-	t.Helper()
-	m := map[string]fileState{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		st, err := os.Lstat(p)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil // removed since the listing, by a database open in the test
-		}
-		if err != nil {
-			return err
-		}
-		s := fileState{size: st.Size(), mode: st.Mode(), mtime: st.ModTime().UnixNano()}
-		// Reading LOCK would drop this process's fcntl lock on it, which an
-		// open database in the test holds: its size and times must do.
-		if st.Mode().IsRegular() && d.Name() != "LOCK" {
-			b, err := os.ReadFile(p)
-			if errors.Is(err, os.ErrNotExist) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			s.sum = sha256.Sum256(b)
-		}
-		m[p] = s
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-// settled returns the snapshot of dir once an open database has stopped
-// changing it (Pebble removes obsolete files in the background after Open).
-func settled(t *testing.T, dir string) map[string]fileState {
-	t.Helper()
-	s := snapshot(t, dir)
-	for range 50 {
-		time.Sleep(20 * time.Millisecond)
-		n := snapshot(t, dir)
-		if maps.EqualFunc(s, n, func(a, b fileState) bool { return a == b }) {
-			return n
-		}
-		s = n
-	}
-	t.Fatalf("%s keeps changing", dir)
-	return nil
-}
-
-func checkUnchanged(t *testing.T, before, after map[string]fileState) {
-	t.Helper()
-	for p, b := range before {
-		a, ok := after[p]
-		switch {
-		case !ok:
-			t.Errorf("%s was removed", p)
-		case a != b:
-			t.Errorf("%s changed: %+v, was %+v", p, a, b)
-		}
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok {
-			t.Errorf("%s was created", p)
-		}
-	}
 }
 
 // copyDB copies a database directory, LOCK aside.
@@ -378,12 +294,12 @@ func within(a float64, na int, b float64, nb int, k float64) bool {
 func TestAnalyze(t *testing.T) {
 	dir := t.TempDir()
 	want := buildDB(t, dir)
-	before := snapshot(t, dir)
+	before := pebbletest.MustSnapshot(t, dir)
 	rep, err := Analyze(Config{Dir: dir, Probes: 5000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkUnchanged(t, before, snapshot(t, dir))
+	pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, dir))
 	checkInWAL(t, dir, []byte("zzz-unflushed-0"))
 
 	for l := range NumLevels {
@@ -495,7 +411,7 @@ func TestAnalyzeSample(t *testing.T) {
 func TestAnalyzeCockroach(t *testing.T) {
 	dir := t.TempDir()
 	want, wantPrefixes := buildCockroachDB(t, dir)
-	before := snapshot(t, dir)
+	before := pebbletest.MustSnapshot(t, dir)
 
 	if _, err := Analyze(Config{Dir: dir}); err == nil || !strings.Contains(err.Error(), "comparer") {
 		t.Errorf("default comparer on a cockroach database: %v, want a comparer mismatch", err)
@@ -504,7 +420,7 @@ func TestAnalyzeCockroach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkUnchanged(t, before, snapshot(t, dir))
+	pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, dir))
 	checkCockroachLevels(t, rep, want, wantPrefixes)
 
 	if rep.Probes < 2000 {
@@ -603,12 +519,12 @@ func TestBadInput(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		before := snapshot(t, dir)
+		before := pebbletest.MustSnapshot(t, dir)
 		_, err := Analyze(Config{Dir: dir})
 		if !errors.Is(err, ErrNotDB) {
 			t.Errorf("Analyze on a directory of notes: %v, want ErrNotDB", err)
 		}
-		checkUnchanged(t, before, snapshot(t, dir))
+		pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, dir))
 	})
 	t.Run("missing directory", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "nothing")
@@ -622,12 +538,12 @@ func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
 	buildDB(t, dir)
 	t.Run("unknown comparer", func(t *testing.T) {
-		before := snapshot(t, dir)
+		before := pebbletest.MustSnapshot(t, dir)
 		_, err := Analyze(Config{Dir: dir, Comparer: "reverse"})
 		if err == nil || !strings.Contains(err.Error(), "unknown comparer") {
 			t.Errorf("Analyze with comparer reverse: %v", err)
 		}
-		checkUnchanged(t, before, snapshot(t, dir))
+		pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, dir))
 	})
 	t.Run("in use", func(t *testing.T) {
 		db, err := pebble.Open(dir, dbOptions(false))
@@ -635,14 +551,17 @@ func TestBadInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		before := settled(t, dir)
+		before, err := pebbletest.Settled(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
 		// Twice: the first refusal must leave this process's lock in place.
 		for range 2 {
 			if _, err = Analyze(Config{Dir: dir}); !errors.Is(err, ErrInUse) {
 				t.Errorf("Analyze on an open database: %v, want ErrInUse", err)
 			}
 		}
-		checkUnchanged(t, before, snapshot(t, dir))
+		pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, dir))
 	})
 	t.Run("read-only file system", func(t *testing.T) {
 		fs := readOnlyFS{vfs.Default}

@@ -1,6 +1,7 @@
 // Package pebbletest holds test fixtures of this module, shared by the
 // benchmarks (bench) and the Pebble integration tests (sstable_integration):
-// a vfs.FS that counts block reads, a quiet Pebble logger, replayable seeds,
+// a vfs.FS that counts block reads, a quiet Pebble logger, snapshots of a
+// directory's files (to show a tool left a database untouched), replayable seeds,
 // the switch for long runs, and the false-positive bound of a cuckoo filter
 // block. It is not an API: it changes with the tests that use it.
 //

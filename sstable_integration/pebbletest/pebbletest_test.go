@@ -1,7 +1,11 @@
 package pebbletest
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
@@ -90,5 +94,59 @@ func TestFPRBound(t *testing.T) {
 	}
 	if _, b := FPRBound(cuckoopolicy.Info{}, 10); b < 1e300 {
 		t.Errorf("an empty Info gave bound %v, want +Inf", b)
+	}
+}
+
+// TestSnapshotChanges checks that Changes finds a file created, removed,
+// rewritten with bytes of the same length, and touched, the directory whose
+// entries changed, and nothing in a directory left alone.
+func TestSnapshotChanges(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a", "aaaa")
+	write("b", "bbbb")
+	write("c", "cccc")
+	before, err := Snapshot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := Snapshot(dir); err != nil || len(Changes(before, again)) != 0 {
+		t.Fatalf("untouched directory: %v %v", Changes(before, again), err)
+	}
+	stA, err := os.Stat(filepath.Join(dir, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("a", "AAAA") // same length, same time: only the bytes differ
+	if err := os.Chtimes(filepath.Join(dir, "a"), stA.ModTime(), stA.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "b")); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "c"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	write("d", "")
+	after, err := Snapshot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Changes(before, after)
+	want := []string{dir + " changed", // its entries and so its times
+		filepath.Join(dir, "a") + " changed", filepath.Join(dir, "b") + " was removed",
+		filepath.Join(dir, "c") + " changed", filepath.Join(dir, "d") + " was created"}
+	if len(got) != len(want) {
+		t.Fatalf("changes %q, want %d", got, len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("change %d: %q, want %q...", i, got[i], want[i])
+		}
 	}
 }

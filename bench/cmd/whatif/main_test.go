@@ -3,19 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
 )
 
 // TestMain runs the command itself when the tests start this binary with
@@ -93,53 +92,14 @@ func buildDB(t *testing.T) string {
 	return dir
 }
 
-// snapshot returns every file's size, times and bytes under dir. It does not
-// read LOCK: closing a descriptor of it would drop the fcntl lock an open
-// database in this process holds.
-func snapshot(t *testing.T, dir string) string {
-	t.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		st, err := os.Lstat(p)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil // removed since the listing, by a database open in the test
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&b, "%s %d %v %d", p, st.Size(), st.Mode(), st.ModTime().UnixNano())
-		if st.Mode().IsRegular() && d.Name() != "LOCK" {
-			data, err := os.ReadFile(p)
-			if errors.Is(err, os.ErrNotExist) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(&b, " %x", sha256.Sum256(data))
-		}
-		b.WriteByte('\n')
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
-
 func TestRun(t *testing.T) {
 	dir := buildDB(t)
-	before := snapshot(t, dir)
+	before := pebbletest.MustSnapshot(t, dir)
 	out, errOut, code := runCmd(t, "-db", dir, "-budgets", "10,12", "-probes", "2000")
 	if code != 0 {
 		t.Fatalf("exit status %d, stderr:\n%s", code, errOut)
 	}
-	if after := snapshot(t, dir); after != before {
-		t.Errorf("the database changed:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
+	pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, dir))
 	for _, s := range []string{"L0", "L6", "bloom(10)", "cuckoo(12)", "Get reads", "rocksdb.BuiltinBloomFilter (1)"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q:\n%s", s, out)
@@ -168,14 +128,12 @@ func TestBadInput(t *testing.T) {
 		{"bad budget", db, []string{"-budgets", "10,x"}, "-budgets"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			before := snapshot(t, c.dir)
+			before := pebbletest.MustSnapshot(t, c.dir)
 			_, errOut, code := runCmd(t, append([]string{"-db", c.dir}, c.args...)...)
 			if code != 1 || !strings.Contains(errOut, c.want) {
 				t.Errorf("exit status %d, stderr %q; want 1 and %q", code, errOut, c.want)
 			}
-			if after := snapshot(t, c.dir); after != before {
-				t.Errorf("the directory changed:\nbefore:\n%s\nafter:\n%s", before, after)
-			}
+			pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, c.dir))
 		})
 	}
 	t.Run("in use", func(t *testing.T) {
@@ -186,24 +144,14 @@ func TestBadInput(t *testing.T) {
 		defer open.Close()
 		// Pebble removes obsolete files in the background after Open: wait
 		// until the directory stops changing.
-		before := snapshot(t, db)
-		for i := 0; ; i++ {
-			time.Sleep(20 * time.Millisecond)
-			now := snapshot(t, db)
-			if now == before {
-				break
-			}
-			if i == 50 {
-				t.Fatalf("%s keeps changing", db)
-			}
-			before = now
+		before, err := pebbletest.Settled(db)
+		if err != nil {
+			t.Fatal(err)
 		}
 		_, errOut, code := runCmd(t, "-db", db)
 		if code != 1 || !strings.Contains(errOut, "in use") {
 			t.Errorf("exit status %d, stderr %q; want 1 and in use", code, errOut)
 		}
-		if after := snapshot(t, db); after != before {
-			t.Errorf("the database changed:\nbefore:\n%s\nafter:\n%s", before, after)
-		}
+		pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, db))
 	})
 }

@@ -1,0 +1,118 @@
+package pebbletest
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// FileState is what Snapshot records of a file: its size, mode and
+// modification time and, for a regular file other than LOCK, a hash of its
+// bytes.
+type FileState struct {
+	Size    int64
+	Mode    fs.FileMode
+	ModTime int64 // nanoseconds
+	Sum     [32]byte
+}
+
+// Snapshot records every file under dir, dir included, to show that a
+// read-only tool left a database untouched. It does not read LOCK's bytes:
+// closing a descriptor of LOCK would drop the fcntl lock that a database
+// open in this process holds on it. Files removed during the walk, as an
+// open database removes obsolete ones, are left out.
+func Snapshot(dir string) (map[string]FileState, error) {
+	m := map[string]FileState{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		st, err := os.Lstat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		s := FileState{Size: st.Size(), Mode: st.Mode(), ModTime: st.ModTime().UnixNano()}
+		if st.Mode().IsRegular() && d.Name() != "LOCK" {
+			b, err := os.ReadFile(p)
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			s.Sum = sha256.Sum256(b)
+		}
+		m[p] = s
+		return nil
+	})
+	return m, err
+}
+
+// Settled returns the Snapshot of dir once it has stopped changing: Pebble
+// removes obsolete files in the background after Open. It polls every
+// 20 ms and gives up after a second.
+func Settled(dir string) (map[string]FileState, error) {
+	s, err := Snapshot(dir)
+	for range 50 {
+		if err != nil {
+			return nil, err
+		}
+		time.Sleep(20 * time.Millisecond)
+		n, nerr := Snapshot(dir)
+		if nerr == nil && maps.Equal(s, n) {
+			return n, nil
+		}
+		s, err = n, nerr
+	}
+	return nil, fmt.Errorf("%s keeps changing", dir)
+}
+
+// Changes lists, sorted, the files after removed, changed or created
+// against before; none if dir was left untouched.
+func Changes(before, after map[string]FileState) []string {
+	var c []string
+	for p, b := range before {
+		a, ok := after[p]
+		switch {
+		case !ok:
+			c = append(c, p+" was removed")
+		case a != b:
+			c = append(c, fmt.Sprintf("%s changed: %+v, was %+v", p, a, b))
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			c = append(c, p+" was created")
+		}
+	}
+	slices.Sort(c)
+	return c
+}
+
+// MustSnapshot is Snapshot for a test: it fails the test on an error.
+func MustSnapshot(t testing.TB, dir string) map[string]FileState {
+	t.Helper()
+	s, err := Snapshot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// CheckUnchanged reports each of Changes(before, after) as a test error.
+func CheckUnchanged(t testing.TB, before, after map[string]FileState) {
+	t.Helper()
+	for _, c := range Changes(before, after) {
+		t.Error(c)
+	}
+}
