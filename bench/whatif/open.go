@@ -13,8 +13,6 @@ import (
 	"github.com/cockroachdb/pebble/v2/cockroachkvs"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
-
-	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
 )
 
 // Comparers are the comparer names Config.Comparer accepts.
@@ -172,7 +170,7 @@ func openReadOnly(dir, comparerName string) (*pebble.DB, *pebble.Options, vfs.FS
 	}
 	o.FS = fs
 	o.ReadOnly = true
-	o.Logger = pebbletest.QuietLogger{} // Pebble's informational lines kept out of the report
+	o.Logger = logger{}
 	o.DisableAutomaticCompactions = true
 	db, err := pebble.Open(dir, o)
 	if err != nil {
