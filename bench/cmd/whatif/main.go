@@ -12,10 +12,12 @@
 // (pebble.DB.Checkpoint) or a copy. See package bench/whatif for what it
 // measures and how absent probes are derived. The report goes to stdout,
 // progress lines for databases of many tables to stderr; on any error it
-// prints the error and exits with status 1.
+// prints the error and exits with status 1. -h prints the usage and exits
+// with status 0.
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -41,7 +43,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 	budgets := fs.String("budgets", "8,10,12,14,16", "comma-separated bits-per-key budgets of the candidate filters")
 	sample := fs.Int("sample", 100000, "keys per table that build the candidates and give probes, evenly spaced (0: all)")
 	probes := fs.Int("probes", whatif.DefaultProbes, "absent probes to derive from the database's keys")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: whatif -db DIR [flags]\n\nflags:\n")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // the usage asked for is printed: not an error
+		}
 		return fmt.Errorf("whatif: %w", err)
 	}
 	if *dir == "" || fs.NArg() > 0 {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -154,4 +155,31 @@ func TestBadInput(t *testing.T) {
 		}
 		pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, db))
 	})
+}
+
+func TestHelp(t *testing.T) {
+	for _, arg := range []string{"-h", "-help", "--help"} {
+		out, errOut, code := runCmd(t, arg)
+		if code != 0 || !strings.Contains(errOut, "usage: whatif -db DIR") || !strings.Contains(errOut, "-comparer") {
+			t.Errorf("whatif %s: exit status %d, stdout %q, stderr %q; want 0 and the usage", arg, code, out, errOut)
+		}
+	}
+}
+
+// TestNoTesting checks that the command does not link package testing, which
+// a test fixture package would bring in.
+func TestNoTesting(t *testing.T) {
+	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goCmd); err != nil {
+		t.Skipf("no go command: %v", err)
+	}
+	out, err := exec.Command(goCmd, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if p == "testing" {
+			t.Error("the whatif command links package testing")
+		}
+	}
 }
