@@ -18,12 +18,21 @@ import (
 // does not see a lock this very process holds, nor keep a Pebble from opening
 // the database while whatif reads it: run whatif on a checkpoint or a copy.
 func lockShared(path string) (func() error, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY, 0)
+	// O_NONBLOCK: opening a named pipe does not wait for a writer, and
+	// the file is refused unless it is regular.
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return func() error { return nil }, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("whatif: %w", err)
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		_ = f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("whatif: %w", err)
+		}
+		return nil, notRegular(path, st.Mode())
 	}
 	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: io.SeekStart}
 	err = unix.FcntlFlock(f.Fd(), unix.F_GETLK, &lk)

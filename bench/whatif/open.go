@@ -46,9 +46,20 @@ func comparerOptions(name string) (*pebble.Options, error) {
 
 // readOnlyFS passes reads to the wrapped file system and refuses every call
 // that could create, modify or remove a file. Lock returns a no-op closer:
-// Analyze checks and holds the database lock itself, without writing.
+// Analyze checks and holds the database lock itself, without writing. Open
+// refuses what is neither a regular file nor a directory (ErrNotRegular)
+// instead of waiting on a named pipe.
 type readOnlyFS struct {
 	vfs.FS
+}
+
+func (fs readOnlyFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
+	// A file that cannot be stat'ed is left to Open, whose error Pebble
+	// expects (a file that does not exist, for one).
+	if st, err := os.Stat(name); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		return nil, notRegular(name, st.Mode())
+	}
+	return fs.FS.Open(name, opts...)
 }
 
 func (readOnlyFS) Create(name string, _ vfs.DiskWriteCategory) (vfs.File, error) {
@@ -125,7 +136,8 @@ func optionsNames(fs vfs.FS, path string) (comparer, merger string, err error) {
 }
 
 // openReadOnly opens the database in dir without writing to it: it checks
-// that dir holds a Pebble database that no process has open, that its
+// that dir holds a Pebble database of regular files that no process has
+// open, that its
 // comparer is the one asked for, takes a shared lock on its LOCK file (so
 // that no Pebble opens it meanwhile) and opens it with Options.ReadOnly
 // through a file system that refuses writes. The returned function closes
@@ -140,6 +152,9 @@ func openReadOnly(dir, comparerName string) (*pebble.DB, *pebble.Options, vfs.FS
 		return nil, nil, nil, nil, fmt.Errorf("whatif: %w", err)
 	} else if !st.IsDir() {
 		return nil, nil, nil, nil, fmt.Errorf("%w: %s is not a directory", ErrNotDB, dir)
+	}
+	if err := checkFiles(dir); err != nil {
+		return nil, nil, nil, nil, err
 	}
 	desc, err := pebble.Peek(dir, fs)
 	if err != nil {

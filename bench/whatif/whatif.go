@@ -9,7 +9,9 @@
 // Analyze opens the database read-only and never writes to it: every file
 // operation that could create, change or remove a file fails (ErrReadOnly),
 // and a database that a running Pebble holds open is refused (ErrInUse). Run
-// it on a checkpoint (pebble.DB.Checkpoint) or a copy.
+// it on a checkpoint (pebble.DB.Checkpoint) or a copy. A database whose
+// directory holds a named pipe, a socket or a device is refused too
+// (ErrNotRegular): whatif never waits on a file.
 //
 // # What it measures
 //
@@ -188,9 +190,9 @@ var readers = map[string]pebble.FilterPolicy{
 }
 
 // Analyze opens the database in c.Dir read-only, measures and returns the
-// report. It never writes to the database. Errors: ErrNotDB, ErrInUse, an
-// unknown comparer, a comparer other than the database's, and any error
-// reading a table.
+// report. It never writes to the database. Errors: ErrNotDB, ErrInUse,
+// ErrNotRegular, an unknown comparer, a comparer other than the database's,
+// and any error reading a table.
 func Analyze(c Config) (*Report, error) {
 	budgets, probes, err := checkConfig(c)
 	if err != nil {

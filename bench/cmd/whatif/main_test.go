@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -28,14 +29,25 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// whatif runs the command in a child process.
+// deadline bounds every run of the command: a run that hangs is killed and
+// fails its test instead of blocking the tests. The databases are small; a
+// run takes well under a second.
+const deadline = 2 * time.Minute
+
+// runCmd runs the command in a child process.
 func runCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "WHATIF_RUN_MAIN=1")
+	cmd.WaitDelay = time.Second
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("whatif %s did not finish within %v (hung); stderr:\n%s", strings.Join(args, " "), deadline, e.String())
+	}
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
@@ -91,6 +103,47 @@ func buildDB(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// copyDir copies the database directory src, LOCK included.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// newest returns the last file of dir that matches glob, in name order: the
+// newest of Pebble's numbered files.
+func newest(t *testing.T, dir, glob string) string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, glob))
+	if err != nil || len(m) == 0 {
+		t.Fatalf("no %s in %s: %v", glob, dir, err)
+	}
+	return m[len(m)-1]
+}
+
+// checkFailure checks that whatif failed as it should on a damaged
+// database: exit status 1, no panic, and a message that names the file.
+func checkFailure(t *testing.T, code int, stderr, path, want string) {
+	t.Helper()
+	if code != 1 || !strings.Contains(stderr, path) || !strings.Contains(stderr, want) ||
+		strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine ") {
+		t.Errorf("exit status %d, stderr:\n%s\nwant status 1 and a message with %s and %q", code, stderr, path, want)
+	}
 }
 
 func TestRun(t *testing.T) {
