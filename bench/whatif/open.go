@@ -141,8 +141,10 @@ func optionsNames(fs vfs.FS, path string) (comparer, merger string, err error) {
 // comparer is the one asked for, takes a shared lock on its LOCK file (so
 // that no Pebble opens it meanwhile) and opens it with Options.ReadOnly
 // through a file system that refuses writes. The returned function closes
-// the database and releases the lock.
-func openReadOnly(dir, comparerName string) (*pebble.DB, *pebble.Options, vfs.FS, func() error, error) {
+// the database and releases the lock; given an error that holds a fatal
+// error, it releases the lock only and leaves the database to the process's
+// exit (see catch).
+func openReadOnly(dir, comparerName string) (*pebble.DB, *pebble.Options, vfs.FS, func(error) error, error) {
 	o, err := comparerOptions(comparerName)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -186,15 +188,23 @@ func openReadOnly(dir, comparerName string) (*pebble.DB, *pebble.Options, vfs.FS
 	o.FS = fs
 	o.ReadOnly = true
 	o.Logger = logger{}
+	o.EventListener = events()
 	o.DisableAutomaticCompactions = true
-	db, err := pebble.Open(dir, o)
+	var db *pebble.DB
+	err = catch(func() (err error) {
+		db, err = pebble.Open(dir, o)
+		return err
+	})
 	if err != nil {
 		_ = unlock()
-		return nil, nil, nil, nil, fmt.Errorf("whatif: opening %s read-only: %w", dir, err)
+		return nil, nil, nil, nil, fmt.Errorf("whatif: opening %s read-only: %w", dir, namePath(err))
 	}
-	closeAll := func() error {
-		err := db.Close()
-		return errors.Join(err, unlock())
+	closeAll := func(cause error) error {
+		var f fatal
+		if errors.As(cause, &f) {
+			return unlock()
+		}
+		return errors.Join(db.Close(), unlock())
 	}
 	return db, o, fs, closeAll, nil
 }
@@ -204,4 +214,14 @@ func orDefault(s string) string {
 		return "default"
 	}
 	return s
+}
+
+// namePath returns err, led by the path of the file it reports corrupt when
+// Pebble's message does not name it.
+func namePath(err error) error {
+	info := pebble.ExtractDataCorruptionInfo(err)
+	if info == nil || info.Path == "" || strings.Contains(err.Error(), info.Path) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", info.Path, err)
 }

@@ -11,7 +11,9 @@
 // and a database that a running Pebble holds open is refused (ErrInUse). Run
 // it on a checkpoint (pebble.DB.Checkpoint) or a copy. A database whose
 // directory holds a named pipe, a socket or a device is refused too
-// (ErrNotRegular): whatif never waits on a file.
+// (ErrNotRegular): whatif never waits on a file. A damaged database, such as
+// a table with a corrupt footer, is an error that names the damaged file: a
+// fatal error Pebble raises is returned as an error too, never a crash.
 //
 // # What it measures
 //
@@ -193,7 +195,7 @@ var readers = map[string]pebble.FilterPolicy{
 // report. It never writes to the database. Errors: ErrNotDB, ErrInUse,
 // ErrNotRegular, an unknown comparer, a comparer other than the database's,
 // and any error reading a table.
-func Analyze(c Config) (*Report, error) {
+func Analyze(c Config) (_ *Report, err error) {
 	budgets, probes, err := checkConfig(c)
 	if err != nil {
 		return nil, err
@@ -202,15 +204,10 @@ func Analyze(c Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer closeDB()
+	defer func() { _ = closeDB(err) }()
 
-	levels, err := db.SSTables(pebble.WithProperties())
-	if err != nil {
-		return nil, fmt.Errorf("whatif: listing tables: %w", err)
-	}
 	cands := candidates(budgets)
 	rep := newReport(c.Dir, opts.Comparer.Name, cands)
-	nTables, totalEntries := countTables(levels)
 	a := &analysis{
 		cmp:      opts.Comparer.Compare,
 		split:    opts.Comparer.Split,
@@ -220,10 +217,15 @@ func Analyze(c Config) (*Report, error) {
 		dir:      c.Dir,
 		sample:   c.Sample,
 		probes:   probes,
-		total:    totalEntries,
 		sentinel: c.Comparer == "cockroach",
 	}
 	a.ropts.Filters = nil
+	levels, err := a.listTables(db)
+	if err != nil {
+		return nil, err
+	}
+	nTables, totalEntries := countTables(levels)
+	a.total = totalEntries
 	progress := c.Progress
 	if nTables < 20 {
 		progress = nil
@@ -289,6 +291,51 @@ func newReport(dir, comparer string, cands []candidate) *Report {
 		}
 	}
 	return rep
+}
+
+// listTables returns the database's tables with their properties. Pebble
+// reads the properties of every table, and on a corrupt one the logger's
+// Fatalf would be its next step; so whatif's own reader, which returns what
+// it finds wrong as an error, opens every table first.
+func (a *analysis) listTables(db *pebble.DB) ([][]pebble.SSTableInfo, error) {
+	var levels [][]pebble.SSTableInfo
+	err := catch(func() (err error) {
+		levels, err = db.SSTables() // reads no table
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("whatif: listing tables: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, lv := range levels {
+		for _, info := range lv {
+			path := a.tablePath(info)
+			if info.BackingType != pebble.BackingTypeLocal || seen[path] {
+				continue
+			}
+			seen[path] = true
+			_, r, err := a.openTable(info)
+			if err != nil {
+				return nil, err
+			}
+			if err := r.Close(); err != nil {
+				return nil, fmt.Errorf("whatif: %s: %w", path, err)
+			}
+		}
+	}
+	err = catch(func() (err error) {
+		levels, err = db.SSTables(pebble.WithProperties())
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("whatif: reading table properties: %w", namePath(err))
+	}
+	return levels, nil
+}
+
+// tablePath returns the path of the file that holds the table.
+func (a *analysis) tablePath(info pebble.SSTableInfo) string {
+	return a.fs.PathJoin(a.dir, fmt.Sprintf("%06d.sst", uint64(info.BackingSSTNum)))
 }
 
 // countTables returns the number of tables and their entries, as their
@@ -379,8 +426,8 @@ type analysis struct {
 // readTable reads one table's filter keys and current filter block and
 // builds its candidate filters.
 func (a *analysis) readTable(L *Level, info pebble.SSTableInfo) (*table, error) {
-	path := a.fs.PathJoin(a.dir, fmt.Sprintf("%06d.sst", uint64(info.BackingSSTNum)))
-	f, r, err := a.openTable(path)
+	path := a.tablePath(info)
+	f, r, err := a.openTable(info)
 	if err != nil {
 		return nil, err
 	}
@@ -409,9 +456,10 @@ func (a *analysis) readTable(L *Level, info pebble.SSTableInfo) (*table, error) 
 	return t, nil
 }
 
-// openTable opens the table file at path and its reader; closing the reader
+// openTable opens the file of the table and its reader; closing the reader
 // closes the file.
-func (a *analysis) openTable(path string) (vfs.File, *sstable.Reader, error) {
+func (a *analysis) openTable(info pebble.SSTableInfo) (vfs.File, *sstable.Reader, error) {
+	path := a.tablePath(info)
 	f, err := a.fs.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("whatif: %w", err)
@@ -421,7 +469,9 @@ func (a *analysis) openTable(path string) (vfs.File, *sstable.Reader, error) {
 		_ = f.Close()
 		return nil, nil, fmt.Errorf("whatif: %s: %w", path, err)
 	}
-	r, err := sstable.NewReader(context.Background(), readable, a.ropts)
+	ropts := a.ropts
+	ropts.CacheOpts.FileNum = info.BackingSSTNum // for Pebble's messages
+	r, err := sstable.NewReader(context.Background(), readable, ropts)
 	if err != nil {
 		_ = readable.Close()
 		return nil, nil, fmt.Errorf("whatif: %s: %w", path, err)
