@@ -5,34 +5,37 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/bloom"
 )
 
 // Apply configures opts to write filters with p on every level and to keep
-// reading the filters that tables already carry. It sets p as the
-// FilterPolicy (and pebble.TableFilter as the FilterType) of all seven
-// levels, and registers in opts.Filters, creating the map if it is nil and
-// keeping every entry already there: p itself, Pebble's bloom filter
-// (bloom.FilterPolicy(10), which reads bloom blocks of every budget) and this
-// package's reader (FilterPolicy(10), which reads every block this package
-// writes).
+// reading the filters that tables already carry: it is ApplyPlan with p on
+// all seven levels. It sets p as the FilterPolicy (and pebble.TableFilter as
+// the FilterType) of every level, and registers in opts.Filters, creating the
+// map if it is nil and keeping every entry already there: p itself, Pebble's
+// bloom filter (bloom.FilterPolicy(10), which reads bloom blocks of every
+// budget) and this package's reader (FilterPolicy(10), which reads every
+// block this package writes).
 //
-// Pebble reads a table's filter only when opts.Filters holds the name of the
-// policy that wrote it. A database switched from bloom to cuckoo by setting
-// the levels alone reads its old tables with no filter at all until
-// compactions rewrite them; with Apply it keeps filtering them. The same holds
-// for a rollback: Apply(opts, bloom.FilterPolicy(10)) keeps the cuckoo tables
-// filtered. FilterUsage shows how far compactions have carried a switch.
+// Pebble reads a table's filter only when opts.Filters (or one of the levels'
+// policies, which Pebble adds to it) holds the name of the policy that wrote
+// it. A database switched from bloom to cuckoo by setting the levels alone
+// reads its old tables with no filter at all until compactions rewrite them;
+// with Apply it keeps filtering them. The same holds for a rollback: Apply(opts,
+// bloom.FilterPolicy(10)) keeps the cuckoo tables filtered, where options
+// that merely set bloom on the levels do not. Usage.ReadBy tells whether
+// options read a table's filters, and FilterUsage how far compactions have
+// carried a switch.
 //
 // Apply is idempotent. It panics if opts or p is nil, as a programming error;
 // p may be pebble.NoFilterPolicy, which writes no new filters and still reads
 // the old ones.
 //
 // In Pebble v2.1.7 db.Get never reads L6 filters; only iterators with
-// IterOptions.UseL6Filters do. A database that only calls Get may set
-// opts.Levels[6].FilterPolicy = pebble.NoFilterPolicy after Apply to save
-// L6's filter memory and build time, as CockroachDB does with its bloom
-// filters. In a steady LSM, L6 holds most of the keys.
+// IterOptions.UseL6Filters do. In a steady LSM, L6 holds most of the keys, so
+// most of a uniform policy's filter bytes buy Get nothing: a database that
+// only calls Get may set opts.Levels[6].FilterPolicy = pebble.NoFilterPolicy
+// after Apply, as CockroachDB does with its bloom filters, or spend those
+// bytes on the upper levels with a Plan (Progressive, PlanFor).
 func Apply(opts *pebble.Options, p pebble.FilterPolicy) {
 	if opts == nil {
 		panic("cuckoopolicy: Apply with nil *pebble.Options")
@@ -40,21 +43,18 @@ func Apply(opts *pebble.Options, p pebble.FilterPolicy) {
 	if p == nil {
 		panic("cuckoopolicy: Apply with nil pebble.FilterPolicy")
 	}
-	for i := range opts.Levels {
-		opts.Levels[i].FilterPolicy = p
-		opts.Levels[i].FilterType = pebble.TableFilter
-	}
-	if opts.Filters == nil {
-		opts.Filters = make(map[string]pebble.FilterPolicy)
-	}
-	for _, r := range []pebble.FilterPolicy{p, bloom.FilterPolicy(10), FilterPolicy(10)} {
-		if r == pebble.NoFilterPolicy {
-			continue
-		}
-		if _, ok := opts.Filters[r.Name()]; !ok {
-			opts.Filters[r.Name()] = r
-		}
-	}
+	ApplyPlan(opts, Plan{p, p, p, p, p, p, p})
+}
+
+// ParseHooks returns hooks for pebble.Options.Parse that rebuild the filter
+// policies an OPTIONS file names, with ParseFilterPolicy. A parse sets each
+// level's policy from its name alone, so the parsed options read only the
+// filters of the families the levels name now: a database switched from
+// bloom to cuckoo parses to options that skip its remaining bloom tables'
+// filters. Call Apply or ApplyPlan on the parsed options before opening the
+// database; Usage.ReadBy checks the result.
+func ParseHooks() *pebble.ParseHooks {
+	return &pebble.ParseHooks{NewFilterPolicy: ParseFilterPolicy}
 }
 
 // Usage is one row of FilterUsage: the tables of one level whose filter was
@@ -65,16 +65,43 @@ type Usage struct {
 	Tables      int    // number of tables
 	Bytes       uint64 // their file bytes
 	FilterBytes uint64 // their filter blocks' bytes
-	Keys        uint64 // their entries (table property rocksdb.num.entries)
+	Keys        uint64 // their entries (table property rocksdb.num.entries): every version and tombstone counts
 }
 
-// BitsPerKey returns the filter bits per entry of the row's tables, or 0 if
-// they hold no entries.
-func (u Usage) BitsPerKey() float64 {
+// BitsPerEntry returns the filter bits per entry of the row's tables, or 0 if
+// they hold no entries. A filter holds each key once, whatever its versions,
+// so where keys have many versions this is below the policy's bits per key.
+func (u Usage) BitsPerEntry() float64 {
 	if u.Keys == 0 {
 		return 0
 	}
 	return 8 * float64(u.FilterBytes) / float64(u.Keys)
+}
+
+// ReadBy reports whether a database opened with opts reads the filters of
+// the row's tables: true for a row without filters (Policy ""), otherwise
+// whether opts.Filters or one of opts.Levels' policies (which Pebble adds to
+// opts.Filters when it opens the database) has the name u.Policy. A row
+// ReadBy reports false for is a set of tables that every point lookup reads
+// as if they had no filter, until compactions rewrite them: Apply or
+// ApplyPlan registers the readers of both families. A nil opts reads no
+// filter.
+func (u Usage) ReadBy(opts *pebble.Options) bool {
+	if u.Policy == "" {
+		return true
+	}
+	if opts == nil {
+		return false
+	}
+	if p, ok := opts.Filters[u.Policy]; ok && p != nil {
+		return true
+	}
+	for _, l := range opts.Levels {
+		if l.FilterPolicy != nil && l.FilterPolicy != pebble.NoFilterPolicy && l.FilterPolicy.Name() == u.Policy {
+			return true
+		}
+	}
+	return false
 }
 
 // FilterUsage returns, for each level and each filter policy name found

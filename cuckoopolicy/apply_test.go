@@ -271,7 +271,7 @@ func TestFilterUsageCompaction(t *testing.T) {
 		lo := (10*u.Keys - uint64(u.Tables)*44) / 8
 		hi := 10*u.Keys/8 + uint64(u.Tables)
 		if u.FilterBytes < lo || u.FilterBytes > hi {
-			t.Fatalf("level %d: %d filter bytes for %d keys in %d tables (%.2f bits a key), want %d to %d", u.Level, u.FilterBytes, u.Keys, u.Tables, u.BitsPerKey(), lo, hi)
+			t.Fatalf("level %d: %d filter bytes for %d keys in %d tables (%.2f bits a key), want %d to %d", u.Level, u.FilterBytes, u.Keys, u.Tables, u.BitsPerEntry(), lo, hi)
 		}
 	}
 	m.checkKeys()
@@ -390,3 +390,159 @@ type quietLogger struct{}
 func (quietLogger) Infof(string, ...any)         {}
 func (quietLogger) Errorf(f string, args ...any) { fmt.Printf(f+"\n", args...) }
 func (quietLogger) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }
+
+// rowsReadBy returns, for each policy with tables in the database, whether
+// opts read them (Usage.ReadBy).
+func (m *migrationDB) rowsReadBy(opts *pebble.Options) map[string]bool {
+	m.t.Helper()
+	out := map[string]bool{}
+	for p, u := range m.usage() {
+		out[p] = u.ReadBy(opts)
+	}
+	return out
+}
+
+// optionsFile parses the database's newest OPTIONS file with ParseHooks, as a
+// program that rebuilds its options from disk does.
+func (m *migrationDB) optionsFile() *pebble.Options {
+	m.t.Helper()
+	names, err := m.fs.List("db")
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	var newest string
+	for _, n := range names {
+		if strings.HasPrefix(n, "OPTIONS-") && n > newest {
+			newest = n
+		}
+	}
+	f, err := m.fs.Open(m.fs.PathJoin("db", newest))
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	buf := make([]byte, st.Size())
+	if _, err := f.ReadAt(buf, 0); err != nil {
+		m.t.Fatal(err)
+	}
+	opts := &pebble.Options{}
+	if err := opts.Parse(string(buf), cuckoopolicy.ParseHooks()); err != nil {
+		m.t.Fatalf("parsing %s: %v", newest, err)
+	}
+	return opts
+}
+
+// TestSilentLossPaths covers the two ways a database loses its filters
+// without an error, and Usage.ReadBy catching both: a rollback by plain bloom
+// options, and options rebuilt from the OPTIONS file. Filter hits count the
+// tables a filter ruled out: 4 tables give about 4 per absent Get while their
+// filters are read, and none otherwise.
+func TestSilentLossPaths(t *testing.T) {
+	withOptions := func(o *pebble.Options) func(*pebble.Options) {
+		return func(dst *pebble.Options) {
+			dst.Levels, dst.Filters = o.Levels, o.Filters
+		}
+	}
+	min := int64(4 * probes * 95 / 100)
+
+	t.Run("rollback by plain options", func(t *testing.T) {
+		m := newMigrationDB(t)
+		m.open(applied(cuckoopolicy.FilterPolicy(10)))
+		m.flushTables(4, perTable)
+		if got := m.absentGets(probes); got < min {
+			t.Fatalf("cuckoo database: %d filter hits, want at least %d", got, min)
+		}
+		m.close()
+
+		plain := &pebble.Options{}
+		levelsOnly(bloom.FilterPolicy(10))(plain)
+		m.open(withOptions(plain))
+		if got := m.absentGets(probes); got != 0 {
+			t.Fatalf("rolled back by plain bloom options: %d filter hits, want 0 (cuckoo not registered)", got)
+		}
+		if r := m.rowsReadBy(plain); r[cuckooName] {
+			t.Fatalf("ReadBy(plain bloom options) = %v, want false for the cuckoo tables", r)
+		}
+		m.checkKeys()
+		m.close()
+
+		fixed := &pebble.Options{}
+		cuckoopolicy.Apply(fixed, bloom.FilterPolicy(10))
+		m.open(withOptions(fixed))
+		if got := m.absentGets(probes); got < min {
+			t.Fatalf("rolled back with Apply: %d filter hits, want at least %d", got, min)
+		}
+		if r := m.rowsReadBy(fixed); !r[cuckooName] {
+			t.Fatalf("ReadBy(Apply(bloom)) = %v, want true for the cuckoo tables", r)
+		}
+		m.close()
+	})
+
+	t.Run("options from the OPTIONS file", func(t *testing.T) {
+		m := newMigrationDB(t)
+		m.open(levelsOnly(bloom.FilterPolicy(10)))
+		m.flushTables(4, perTable)
+		m.close()
+		// Switched to cuckoo: the OPTIONS file now names cuckoo on every
+		// level, while the 4 tables still carry bloom filters.
+		m.open(applied(cuckoopolicy.FilterPolicy(10)))
+		m.close()
+
+		parsed := m.optionsFile()
+		if parsed.Levels[0].FilterPolicy != cuckoopolicy.FilterPolicy(10) {
+			t.Fatalf("parsed L0 policy %v, want the cuckoo policy the OPTIONS file names", parsed.Levels[0].FilterPolicy)
+		}
+		m.open(withOptions(parsed))
+		if got := m.absentGets(probes); got != 0 {
+			t.Fatalf("options parsed without Apply: %d filter hits on bloom tables, want 0", got)
+		}
+		if r := m.rowsReadBy(parsed); r[bloomName] {
+			t.Fatalf("ReadBy(parsed options) = %v, want false for the bloom tables", r)
+		}
+		m.checkKeys()
+		m.close()
+
+		parsed = m.optionsFile()
+		cuckoopolicy.Apply(parsed, parsed.Levels[0].FilterPolicy)
+		m.open(withOptions(parsed))
+		if got := m.absentGets(probes); got < min {
+			t.Fatalf("parsed options with Apply: %d filter hits, want at least %d", got, min)
+		}
+		if r := m.rowsReadBy(parsed); !r[bloomName] {
+			t.Fatalf("ReadBy(parsed options with Apply) = %v, want true for the bloom tables", r)
+		}
+		m.close()
+	})
+}
+
+func TestReadBy(t *testing.T) {
+	cuckooLevels := &pebble.Options{}
+	levelsOnly(cuckoopolicy.FilterPolicy(10))(cuckooLevels)
+	applied := &pebble.Options{}
+	cuckoopolicy.Apply(applied, cuckoopolicy.FilterPolicy(10))
+	registered := &pebble.Options{Filters: map[string]pebble.FilterPolicy{bloomName: bloom.FilterPolicy(10)}}
+	for _, tc := range []struct {
+		name   string
+		policy string
+		opts   *pebble.Options
+		want   bool
+	}{
+		{"no filter, nil options", "", nil, true},
+		{"cuckoo, nil options", cuckooName, nil, false},
+		{"cuckoo, empty options", cuckooName, &pebble.Options{}, false},
+		{"cuckoo, levels set to cuckoo", cuckooName, cuckooLevels, true},
+		{"bloom, levels set to cuckoo", bloomName, cuckooLevels, false},
+		{"bloom, Apply(cuckoo)", bloomName, applied, true},
+		{"bloom, only in Filters", bloomName, registered, true},
+		{"cuckoo, only bloom in Filters", cuckooName, registered, false},
+		{"other policy, Apply(cuckoo)", "other", applied, false},
+	} {
+		if got := (cuckoopolicy.Usage{Policy: tc.policy}).ReadBy(tc.opts); got != tc.want {
+			t.Errorf("%s: ReadBy = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

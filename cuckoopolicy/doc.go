@@ -7,22 +7,34 @@
 // # Use
 //
 // FilterPolicy(10) takes the place of bloom.FilterPolicy(10). Configure a
-// database with Apply, which sets it on every level (L0 has no filter by
-// default) and registers the readers of both bloom and cuckoo blocks:
+// database with Apply, which sets it on every level and registers the
+// readers of both bloom and cuckoo blocks:
 //
 //	opts := &pebble.Options{}
 //	cuckoopolicy.Apply(opts, cuckoopolicy.FilterPolicy(10))
 //
+// In Pebble v2.1.7 no level has a filter unless its options give one, and a
+// level whose FilterPolicy is nil copies the level above's: options that set
+// bloom on L0 to L5 and leave L6 nil write bloom filters on L6 too. Apply sets
+// all seven levels; ApplyPlan sets a policy per level, with
+// pebble.NoFilterPolicy where a plan has none.
+//
 // Pebble reads a table's filter only if Options.Filters holds the name of the
 // policy that wrote it; a database whose levels are switched without Apply
 // reads its older tables with no filter until compactions rewrite them.
-// FilterUsage shows how far compactions have carried a switch. Pebble stores
-// the policy's name in the OPTIONS file; to parse one, pass ParseFilterPolicy
-// as pebble.ParseHooks.NewFilterPolicy.
+// FilterUsage shows how far compactions have carried a switch, and
+// Usage.ReadBy whether given options read each table's filters. Pebble stores
+// the policy's name in the OPTIONS file; to parse one, use ParseHooks, then
+// Apply or ApplyPlan on the parsed options.
+//
+// db.Get never reads L6 filters, and L6 holds most of a steady LSM's keys. A
+// Plan spends the filter bytes where lookups read them: Progressive is a
+// preset for the usual LSM shape, PlanFor fits one to a database and a
+// memory budget.
 //
 // Use Policy for other layouts (plain buckets, a chosen fingerprint width or
 // load). Below 9 bits per key a bloom filter has fewer false positives than
-// this policy (see bench/NOTES.md): use it from 9 bits up.
+// this policy: use it from 9 bits up, or let PlanFor choose.
 //
 // # The budget rule
 //
@@ -52,7 +64,7 @@
 //	  24          24    0.958    0.00005%
 //	  32          32    0.969    < 1e-8
 //
-// The bloom column is measured on random keys (see bench/NOTES.md): Pebble's
+// The bloom column is measured on random keys: Pebble's
 // bloom filter stalls near 0.3% above 16 bits per key because of its 32-bit
 // hash, while a cuckoo filter halves its rate with every bit.
 //

@@ -60,7 +60,7 @@ func ExampleFilterUsage() {
 		panic(err)
 	}
 	for _, u := range rows {
-		fmt.Printf("L%d %s: %d table(s), %d keys, %.1f filter bits per key\n", u.Level, u.Policy, u.Tables, u.Keys, u.BitsPerKey())
+		fmt.Printf("L%d %s: %d table(s), %d keys, %.1f filter bits per key\n", u.Level, u.Policy, u.Tables, u.Keys, u.BitsPerEntry())
 	}
 	// Output:
 	// L0 pebble_cuckoo.v1: 1 table(s), 1000 keys, 10.0 filter bits per key

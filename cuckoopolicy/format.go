@@ -222,7 +222,7 @@ func Inspect(filter []byte) (Info, error) {
 // otherwise (drawn from the whole table, and the two buckets match in either
 // order). For FilterPolicy(10) that is one pair in ten filters of 1M keys
 // and fourteen in a thousand filters of 1000 keys; for FilterPolicy(4), six
-// keys in a million at 1M keys (bench/NOTES.md has the counts measured).
+// keys in a million at 1M keys.
 type Info struct {
 	FingerprintBits int     // bits per fingerprint, 4 to 32
 	SemiSorted      bool    // buckets are semi-sorted (4f-4 bits each)

@@ -11,8 +11,11 @@ import (
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/static"
 )
 
-// name is the policy's on-disk name (see FilterPolicy.Name).
-const name = "pebble_cuckoo.v1"
+// PolicyName is the policy's on-disk name, which every FilterPolicy and
+// Policy returns from Name: sstables name their filter blocks
+// "fullfilter.pebble_cuckoo.v1", OPTIONS files name the levels' policy by it,
+// and FilterUsage's rows carry it. It never changes.
+const PolicyName = "pebble_cuckoo.v1"
 
 // Budget and load limits.
 const (
@@ -40,7 +43,9 @@ const (
 // semi-sorted buckets with the widest fingerprint the budget pays for at a
 // load the builder always reaches (see the package doc for the rule and its
 // false-positive rates). A budget below MinBitsPerKey or above MaxBitsPerKey
-// is clamped to that range.
+// is clamped to that range: FilterPolicy(0) and negative budgets write
+// filters of 4 bits per key (about 34% false positives); for no filter, use
+// pebble.NoFilterPolicy.
 //
 // Every FilterPolicy, whatever its budget, reads every block this package
 // writes.
@@ -74,7 +79,7 @@ var (
 // readers find the policy by it, so it never changes. Each block carries its
 // own parameters, and a new block format gets a new version in the block's
 // trailer, not a new name.
-func (p FilterPolicy) Name() string { return name }
+func (p FilterPolicy) Name() string { return PolicyName }
 
 // MayContain implements the pebble.FilterPolicy interface. It answers true
 // for anything it cannot vouch for: another filter type, a block too short,
@@ -115,7 +120,7 @@ func (p FilterPolicy) NewWriter(ftype pebble.FilterType) pebble.FilterWriter {
 // Name implements the pebble.FilterPolicy interface. It returns
 // "pebble_cuckoo.v1", as FilterPolicy.Name does: blocks of every Policy and
 // every FilterPolicy are one family.
-func (p Policy) Name() string { return name }
+func (p Policy) Name() string { return PolicyName }
 
 // MayContain implements the pebble.FilterPolicy interface, as
 // FilterPolicy.MayContain does.
@@ -283,7 +288,7 @@ func (w *writer) Finish(dst []byte) []byte {
 // and "none". Any other name is an error.
 func ParseFilterPolicy(n string) (pebble.FilterPolicy, error) {
 	switch n {
-	case name:
+	case PolicyName:
 		return FilterPolicy(10), nil
 	case bloom.FilterPolicy(10).Name():
 		return bloom.FilterPolicy(10), nil

@@ -285,14 +285,14 @@ func TestNameAndParse(t *testing.T) {
 	for _, p := range []pebble.FilterPolicy{FilterPolicy(1), FilterPolicy(10), FilterPolicy(32), Policy{}, Policy{FingerprintBits: 12, SemiSort: true}} {
 		names[p.Name()] = true
 	}
-	if len(names) != 1 || !names[name] {
+	if len(names) != 1 || !names[PolicyName] {
 		t.Fatalf("names: %v", names)
 	}
 	for _, tc := range []struct {
 		in   string
 		want pebble.FilterPolicy
 	}{
-		{name, FilterPolicy(10)},
+		{PolicyName, FilterPolicy(10)},
 		{"rocksdb.BuiltinBloomFilter", bloom.FilterPolicy(10)},
 		{"none", pebble.NoFilterPolicy},
 	} {
@@ -301,7 +301,7 @@ func TestNameAndParse(t *testing.T) {
 			t.Errorf("ParseFilterPolicy(%q) = %v, %v", tc.in, got, err)
 		}
 	}
-	for _, bad := range []string{"", "bloom", "pebble_cuckoo.v2", name + " "} {
+	for _, bad := range []string{"", "bloom", "pebble_cuckoo.v2", PolicyName + " "} {
 		if _, err := ParseFilterPolicy(bad); err == nil {
 			t.Errorf("ParseFilterPolicy(%q): no error", bad)
 		}

@@ -153,7 +153,7 @@ func report(w io.Writer, db *pebble.DB, keys, gets int) error {
 	}
 	fmt.Fprintf(w, "  %-5s %-26s %6s %8s %12s %9s\n", "level", "filter policy", "tables", "keys", "filter bytes", "bits/key")
 	for _, u := range rows {
-		fmt.Fprintf(w, "  L%-4d %-26s %6d %8d %12d %9.2f\n", u.Level, u.Policy, u.Tables, u.Keys, u.FilterBytes, u.BitsPerKey())
+		fmt.Fprintf(w, "  L%-4d %-26s %6d %8d %12d %9.2f\n", u.Level, u.Policy, u.Tables, u.Keys, u.FilterBytes, u.BitsPerEntry())
 	}
 	s, err := absentGets(db, keys, gets)
 	if err != nil {
