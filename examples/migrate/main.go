@@ -1,9 +1,10 @@
 // Migrate switches an existing Pebble database from Pebble's bloom filter to
-// the cuckoo filter and shows the switch with cuckoopolicy.FilterUsage: the
-// old tables keep their bloom filters, and stay filtered, until compactions
-// rewrite them as cuckoo tables. Then it shows the trap: setting the levels'
-// policy without cuckoopolicy.Apply leaves the old tables with no filter at
-// all.
+// the cuckoo filter and back, and shows each step with
+// cuckoopolicy.FilterUsage and Usage.ReadBy: the old tables keep their
+// filters, and stay filtered, until compactions rewrite them. Then it shows
+// the traps: setting the levels' policy without cuckoopolicy.Apply, to switch
+// or to roll back, leaves the other family's tables with no filter at all,
+// and ReadBy says so before a single read is slower.
 //
 //	go run ./examples/migrate
 package main
@@ -32,30 +33,42 @@ func main() {
 	}
 }
 
-// withApply configures opts for the cuckoo filter the safe way.
-func withApply(opts *pebble.Options) {
-	cuckoopolicy.Apply(opts, cuckoopolicy.FilterPolicy(10))
+// applied configures opts for p the safe way.
+func applied(p pebble.FilterPolicy) func(*pebble.Options) {
+	return func(opts *pebble.Options) { cuckoopolicy.Apply(opts, p) }
 }
 
-// levelsOnly sets the cuckoo filter on every level and nothing else: bloom is
-// no longer in opts.Filters, so Pebble reads the bloom tables unfiltered.
-func levelsOnly(opts *pebble.Options) {
-	for i := range opts.Levels {
-		opts.Levels[i].FilterPolicy = cuckoopolicy.FilterPolicy(10)
-		opts.Levels[i].FilterType = pebble.TableFilter
+// levelsOnly sets p on every level and nothing else: the other family is no
+// longer in opts.Filters, so Pebble reads its tables unfiltered.
+func levelsOnly(p pebble.FilterPolicy) func(*pebble.Options) {
+	return func(opts *pebble.Options) {
+		for i := range opts.Levels {
+			opts.Levels[i].FilterPolicy = p
+			opts.Levels[i].FilterType = pebble.TableFilter
+		}
+	}
+}
+
+// step is one migration: a database written with from, reopened with to.
+type step struct {
+	title    string
+	from, to func(*pebble.Options)
+}
+
+func steps() []step {
+	cuckoo, bloom10 := cuckoopolicy.FilterPolicy(10), bloom.FilterPolicy(10)
+	return []step{
+		{"switch with cuckoopolicy.Apply", levelsOnly(bloom10), applied(cuckoo)},
+		{"the trap: levels set to cuckoo, no Apply", levelsOnly(bloom10), levelsOnly(cuckoo)},
+		{"rollback with cuckoopolicy.Apply(opts, bloom.FilterPolicy(10))", applied(cuckoo), applied(bloom10)},
+		{"the rollback trap: plain bloom options, no Apply", applied(cuckoo), levelsOnly(bloom10)},
 	}
 }
 
 func run(w io.Writer, keys, flushes, gets int) error {
-	for _, c := range []struct {
-		title     string
-		configure func(*pebble.Options)
-	}{
-		{"with cuckoopolicy.Apply", withApply},
-		{"the trap: levels set to cuckoo, no Apply", levelsOnly},
-	} {
-		fmt.Fprintf(w, "== %s\n", c.title)
-		if err := migrate(w, c.configure, keys, flushes, gets); err != nil {
+	for _, s := range steps() {
+		fmt.Fprintf(w, "== %s\n", s.title)
+		if err := migrate(w, s, keys, flushes, gets); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)
@@ -63,20 +76,15 @@ func run(w io.Writer, keys, flushes, gets int) error {
 	return nil
 }
 
-func migrate(w io.Writer, configure func(*pebble.Options), keys, flushes, gets int) error {
+func migrate(w io.Writer, s step, keys, flushes, gets int) error {
 	dir, err := os.MkdirTemp("", "pebble-cuckoo-migrate")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
 
-	// A database written with Pebble's bloom filter, its tables in L0.
-	db, err := open(dir, func(o *pebble.Options) {
-		for i := range o.Levels {
-			o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
-			o.Levels[i].FilterType = pebble.TableFilter
-		}
-	})
+	// A database written with the old filter, its tables in L0.
+	db, _, err := open(dir, s.from)
 	if err != nil {
 		return err
 	}
@@ -88,13 +96,14 @@ func migrate(w io.Writer, configure func(*pebble.Options), keys, flushes, gets i
 		return err
 	}
 
-	// Reopened for the cuckoo filter.
-	if db, err = open(dir, configure); err != nil {
+	// Reopened for the new filter.
+	db, opts, err := open(dir, s.to)
+	if err != nil {
 		return err
 	}
 	defer db.Close()
-	fmt.Fprintln(w, "reopened over the bloom tables:")
-	if err := report(w, db, keys, gets); err != nil {
+	fmt.Fprintln(w, "reopened over the old tables:")
+	if err := report(w, db, opts, keys, gets); err != nil {
 		return err
 	}
 	// A database this small compacts straight into L6, whose filters Get
@@ -103,10 +112,10 @@ func migrate(w io.Writer, configure func(*pebble.Options), keys, flushes, gets i
 		return err
 	}
 	fmt.Fprintln(w, "after a manual compaction:")
-	return report(w, db, keys, gets)
+	return report(w, db, opts, keys, gets)
 }
 
-func open(dir string, configure func(*pebble.Options)) (*pebble.DB, error) {
+func open(dir string, configure func(*pebble.Options)) (*pebble.DB, *pebble.Options, error) {
 	opts := &pebble.Options{
 		Logger: quiet{},
 		// Keep every flushed table in L0 until the manual compaction.
@@ -115,7 +124,8 @@ func open(dir string, configure func(*pebble.Options)) (*pebble.DB, error) {
 		L0StopWritesThreshold:       1 << 20,
 	}
 	configure(opts)
-	return pebble.Open(dir, opts)
+	db, err := pebble.Open(dir, opts)
+	return db, opts, err
 }
 
 // key spreads keys over the key space, so every L0 table overlaps the others.
@@ -144,16 +154,20 @@ func load(db *pebble.DB, keys, flushes int) error {
 	return nil
 }
 
-// report prints FilterUsage and what absent Gets got from the filters, and
-// checks that every key is still there.
-func report(w io.Writer, db *pebble.DB, keys, gets int) error {
+// report prints FilterUsage, whether opts read each row's filters, and what
+// absent Gets got from the filters, and checks that every key is still there.
+func report(w io.Writer, db *pebble.DB, opts *pebble.Options, keys, gets int) error {
 	rows, err := cuckoopolicy.FilterUsage(db)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "  %-5s %-26s %6s %8s %12s %9s\n", "level", "filter policy", "tables", "keys", "filter bytes", "bits/key")
+	fmt.Fprintf(w, "  %-5s %-26s %6s %8s %12s %9s  %s\n", "level", "filter policy", "tables", "keys", "filter bytes", "bits/key", "ReadBy")
 	for _, u := range rows {
-		fmt.Fprintf(w, "  L%-4d %-26s %6d %8d %12d %9.2f\n", u.Level, u.Policy, u.Tables, u.Keys, u.FilterBytes, u.BitsPerEntry())
+		read := "yes"
+		if !u.ReadBy(opts) {
+			read = "NO: these tables are read unfiltered"
+		}
+		fmt.Fprintf(w, "  L%-4d %-26s %6d %8d %12d %9.2f  %s\n", u.Level, u.Policy, u.Tables, u.Keys, u.FilterBytes, u.BitsPerEntry(), read)
 	}
 	s, err := absentGets(db, keys, gets)
 	if err != nil {
