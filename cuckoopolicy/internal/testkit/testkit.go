@@ -9,8 +9,9 @@
 //	PEBBLE_CUCKOO_LONG=1  widens sweeps and sizes, and lets the statistical
 //	                      tests draw fresh seeds (minutes)
 //
-// Without PEBBLE_CUCKOO_LONG, statistical tests (those whose verdict depends
-// on the draw, such as false-positive rates against a bound) run on a fixed
+// PEBBLE_CUCKOO_LONG means long only with the value 1; any other value is
+// the default run. There, statistical tests (those whose verdict depends on
+// the draw, such as false-positive rates against a bound) run on a fixed
 // seed, so that the default run cannot fail by chance; the property tests (no
 // false negatives, round trips) draw a fresh seed every run.
 package testkit
@@ -24,8 +25,9 @@ import (
 	"testing"
 )
 
-// Long reports whether long runs are asked for: PEBBLE_CUCKOO_LONG is set.
-func Long() bool { return os.Getenv("PEBBLE_CUCKOO_LONG") != "" }
+// Long reports whether long runs are asked for: PEBBLE_CUCKOO_LONG=1, the
+// same switch as pebbletest.Long.
+func Long() bool { return os.Getenv("PEBBLE_CUCKOO_LONG") == "1" }
 
 // Seed returns a fresh seed for a randomized test, or PEBBLE_CUCKOO_SEED's value
 // when it is set, and logs it with the command line that replays it. The log

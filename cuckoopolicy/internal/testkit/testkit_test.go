@@ -46,3 +46,14 @@ func TestKeys(t *testing.T) {
 		t.Fatalf("RandomKeys: %d distinct of 1000", len(seen))
 	}
 }
+
+// TestLong checks that only PEBBLE_CUCKOO_LONG=1 asks for long runs, as in
+// package pebbletest.
+func TestLong(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "1": true, "0": false, "true": false} {
+		t.Setenv("PEBBLE_CUCKOO_LONG", v)
+		if got := Long(); got != want {
+			t.Errorf("PEBBLE_CUCKOO_LONG=%q: Long() = %v, want %v", v, got, want)
+		}
+	}
+}
