@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -8,87 +10,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
 )
-
-// shapeSpec is one LSM shape.
-type shapeSpec struct {
-	Name  string
-	MVCC  bool // CockroachDB keys with several versions each
-	Burst bool // the last part written as overlapping L0 tables, compactions off
-}
-
-var allShapes = []shapeSpec{
-	{Name: "steady"},
-	{Name: "burst", Burst: true},
-	{Name: "mvcc", MVCC: true},
-}
-
-// mvccVersions is the number of versions of each MVCC key.
-const mvccVersions = 3
-
-// burstShare is the share of the keys the write burst writes into L0.
-const burstShare = 0.4
-
-// lsmShape is what db.Metrics() and FilterUsage say about a loaded database.
-type lsmShape struct {
-	Tables      [7]int64
-	Bytes       [7]int64
-	Keys        [7]uint64
-	FilterBytes [7]uint64
-	Sublevels   int
-	Written     uint64 // sstable bytes flushes and compactions wrote during the load
-}
-
-func (s lsmShape) totalBytes() int64 {
-	var t int64
-	for _, b := range s.Bytes {
-		t += b
-	}
-	return t
-}
-
-func (s lsmShape) totalFilter() (bytes, keys uint64) {
-	for l := range s.Keys {
-		bytes += s.FilterBytes[l]
-		keys += s.Keys[l]
-	}
-	return bytes, keys
-}
-
-// getProbes is the number of filter probes an absent Get makes per level:
-// one per L0 sublevel, one per populated level from L1 to L5, none in L6
-// (Get never reads L6 filters).
-func (s lsmShape) getProbes() [7]float64 {
-	var p [7]float64
-	p[0] = float64(s.Sublevels)
-	for l := 1; l < 6; l++ {
-		if s.Tables[l] > 0 {
-			p[l] = 1
-		}
-	}
-	return p
-}
-
-func readShape(db *pebble.DB) (lsmShape, error) {
-	var s lsmShape
-	m := db.Metrics()
-	for l := range s.Tables {
-		s.Tables[l] = m.Levels[l].TablesCount
-		s.Bytes[l] = m.Levels[l].TablesSize
-	}
-	s.Sublevels = int(m.Levels[0].Sublevels)
-	usage, err := cuckoopolicy.FilterUsage(db)
-	if err != nil {
-		return s, err
-	}
-	for _, u := range usage {
-		s.Keys[u.Level] += u.Keys
-		s.FilterBytes[u.Level] += u.FilterBytes
-	}
-	return s, nil
-}
 
 // bytesWritten is the sstable bytes db's flushes and compactions have
 // written since it was opened.
@@ -119,7 +42,7 @@ func (r *runner) options(s shapeSpec, p policyCfg, st *ioStats, cache *pebble.Ca
 	for l := range o.TargetFileSizes {
 		o.TargetFileSizes[l] = r.cfg.FileSize
 	}
-	if s.MVCC {
+	if s.mvcc() {
 		o.Comparer = &cockroachkvs.Comparer
 		o.KeySchema = cockroachkvs.KeySchema.Name
 		o.KeySchemas = sstable.MakeKeySchemas(&cockroachkvs.KeySchema)
@@ -147,119 +70,141 @@ func quiesce(db *pebble.DB) {
 	}
 }
 
-// load writes the shape's keys into a new database at d.dir and returns the
-// time it took, flushes and compactions included. Every policy gets the
-// same pacing: batches of 1,000 entries, a flush and a wait for compactions
-// to quiesce every FlushEvery entries. The write burst then reopens the
-// database with automatic compactions off and writes its share of the keys
-// as BurstTables flushes of overlapping, randomly ordered keys.
-func (r *runner) load(s shapeSpec, d *dbInst) (wall, cpu time.Duration, err error) {
-	n := uint64(r.entries(s))
+// organic is one database loaded organically: batches, flushes and the
+// compactions Pebble picks.
+type organic struct {
+	cfg       policyCfg
+	dir       string
+	st        *ioStats
+	db        *pebble.DB
+	wall, cpu time.Duration // of its own turns
+	written   uint64        // sstable bytes its flushes and compactions wrote
+	shape     lsmShape
+}
+
+// turn runs fn as o's turn, adding its wall and CPU time to o's. Only one
+// database works at a time (each turn ends quiesced), so the process's CPU
+// time during a turn is that database's.
+func (o *organic) turn(fn func() error) error {
+	t0, c0 := time.Now(), processCPU()
+	err := fn()
+	o.wall += time.Since(t0)
+	o.cpu += processCPU() - c0
+	return err
+}
+
+// loadLockstep loads the shape's first n entries into a new database for
+// each of dbs, in lockstep: chunk after chunk (flushEvery entries; in the write burst,
+// one of BurstTables overlapping flushes), each database in turn, starting
+// with dbs[first%len(dbs)], gets the chunk in batches of 1,000 entries, a
+// flush and a wait until its compactions quiesce. The write burst first
+// reopens each database with automatic compactions off. Every database
+// gets the same batches, flushes and pacing; its times are its turns'.
+func (r *runner) loadLockstep(s shapeSpec, dbs []*organic, first int, n uint64, flushEvery int) (err error) {
+	defer func() {
+		for _, o := range dbs {
+			if o.db != nil {
+				if cerr := o.db.Close(); err == nil {
+					err = cerr
+				}
+				o.db = nil
+			}
+		}
+	}()
+	open := func(o *organic, frozen bool) (err error) {
+		o.db, err = pebble.Open(o.dir, r.options(s, o.cfg, o.st, nil, frozen))
+		return err
+	}
+	order := append(slices.Clone(dbs[first%len(dbs):]), dbs[:first%len(dbs)]...)
+	ks := r.keyspace(s)
 	steady := n
 	if s.Burst {
 		steady = uint64(float64(n) * (1 - burstShare))
 	}
-	open := func(frozen bool) (*pebble.DB, error) {
-		return pebble.Open(d.dir, r.options(s, d.cfg, d.st, nil, frozen))
+	chunks := func(from, to uint64, size int, frozen bool) error {
+		for lo := from; lo < to; lo += uint64(size) {
+			hi := min(to, lo+uint64(size))
+			for _, o := range order {
+				if r.stopped() {
+					return ErrStopped
+				}
+				if err := o.turn(func() error { return r.chunk(s, ks, o, lo, hi, n) }); err != nil {
+					return fmt.Errorf("%s: %w", o.cfg.Name, err)
+				}
+			}
+			r.prog.tick("load %s: %d/%d entries into %d database(s)", s.Name, hi, n, len(dbs))
+		}
+		return nil
 	}
-	start, cpu0 := time.Now(), processCPU()
-	db, err := open(false)
-	if err != nil {
-		return 0, 0, err
+	for _, o := range order {
+		if err := o.turn(func() error { return open(o, false) }); err != nil {
+			return err
+		}
 	}
-	l := &loader{r: r, s: s, d: d, ks: r.keyspace(s), n: n, db: db, b: db.NewBatch(),
-		key: make([]byte, 0, 64), val: make([]byte, ValueLen)}
-	if err := l.write(0, steady, r.cfg.FlushEvery); err != nil {
-		l.db.Close()
-		return 0, 0, err
+	if err := chunks(0, steady, flushEvery, false); err != nil {
+		return err
 	}
-	quiesce(l.db)
-	var written uint64 // by the first phase's database, whose metrics the reopening resets
 	if s.Burst {
-		written = bytesWritten(l.db)
-		if err := l.db.Close(); err != nil {
-			return 0, 0, err
+		for _, o := range order {
+			err := o.turn(func() error {
+				o.written += bytesWritten(o.db)
+				err := o.db.Close()
+				o.db = nil
+				if err != nil {
+					return err
+				}
+				return open(o, true)
+			})
+			if err != nil {
+				return err
+			}
 		}
-		if l.db, err = open(true); err != nil {
-			return 0, 0, err
-		}
-		l.b = l.db.NewBatch()
-		l.written = 0
-		if err := l.write(steady, n, max(1, int(n-steady)/r.cfg.BurstTables)); err != nil {
-			l.db.Close()
-			return 0, 0, err
+		if err := chunks(steady, n, max(1, int(n-steady)/r.cfg.BurstTables), true); err != nil {
+			return err
 		}
 	}
-	wall, cpu = time.Since(start), processCPU()-cpu0
-	d.shape, err = readShape(l.db)
-	d.shape.Written = written + bytesWritten(l.db)
-	if cerr := l.db.Close(); err == nil {
-		err = cerr
+	for _, o := range dbs {
+		if o.shape, err = readShape(o.db); err != nil {
+			return err
+		}
+		o.written += bytesWritten(o.db)
+		o.shape.Written = o.written
 	}
-	return wall, cpu, err
+	return nil
 }
 
-// loader writes one shape's keys into one database in batches.
-type loader struct {
-	r        *runner
-	s        shapeSpec
-	d        *dbInst
-	ks       keyspace
-	n        uint64 // entries in the shape
-	db       *pebble.DB
-	b        *pebble.Batch
-	key, val []byte
-	written  int // entries written since the database was opened
-}
-
-// write puts entries from..to-1, flushing every flushEvery entries, then
-// commits the last batch and flushes. The caller closes the database on
-// error.
-func (l *loader) write(from, to uint64, flushEvery int) error {
+// chunk writes entries from..to-1 of the shape's n into o's database in
+// batches of 1,000, flushes, and waits until its compactions quiesce.
+func (r *runner) chunk(s shapeSpec, ks keyspace, o *organic, from, to, n uint64) error {
+	key, val := make([]byte, 0, 128), make([]byte, ks.valueLen())
+	b := o.db.NewBatch()
 	for j := from; j < to; j++ {
-		if err := l.put(j, flushEvery); err != nil {
+		var i uint64
+		v := 0
+		if s.mvcc() {
+			per := n / mvccVersions
+			v, i = int(j/per), j%per
+			key = ks.versionKey(key[:0], i, v)
+		} else {
+			i = j
+			key = ks.key(key[:0], i)
+		}
+		if err := b.Set(key, value(val, len(val), i, v), nil); err != nil {
 			return err
 		}
+		if b.Count() >= 1000 {
+			if err := b.Commit(pebble.NoSync); err != nil {
+				return err
+			}
+			b = o.db.NewBatch()
+		}
 	}
-	if err := l.b.Commit(pebble.NoSync); err != nil {
+	if err := b.Commit(pebble.NoSync); err != nil {
 		return err
 	}
-	return l.db.Flush()
-}
-
-// put adds entry j to the batch, commits the batch every 1,000 entries,
-// and flushes and waits for compactions every flushEvery entries.
-func (l *loader) put(j uint64, flushEvery int) error {
-	var i uint64
-	v := 0
-	if l.s.MVCC {
-		per := l.n / mvccVersions
-		v, i = int(j/per), j%per
-		l.key = l.ks.versionKey(l.key[:0], i, v)
-	} else {
-		i = j
-		l.key = l.ks.key(l.key[:0], i)
-	}
-	if err := l.b.Set(l.key, value(l.val, i, v), nil); err != nil {
+	if err := o.db.Flush(); err != nil {
 		return err
 	}
-	l.written++
-	if l.b.Count() >= 1000 {
-		if err := l.b.Commit(pebble.NoSync); err != nil {
-			return err
-		}
-		l.b = l.db.NewBatch()
-	}
-	if l.written%flushEvery == 0 {
-		if err := l.b.Commit(pebble.NoSync); err != nil {
-			return err
-		}
-		l.b = l.db.NewBatch()
-		if err := l.db.Flush(); err != nil {
-			return err
-		}
-		quiesce(l.db)
-		l.r.prog.tick("load %s %s: %d/%d", l.s.Name, l.d.cfg.Name, l.written, l.n)
-	}
+	quiesce(o.db)
 	return nil
 }

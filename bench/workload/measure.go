@@ -76,7 +76,7 @@ type runOut struct {
 func (r *runner) opKey(s shapeSpec, p pathSpec, j int, dst []byte) (key []byte, present bool, i uint64, v int) {
 	ks := r.keyspace(s)
 	nKeys := uint64(r.entries(s))
-	if s.MVCC {
+	if s.mvcc() {
 		nKeys /= mvccVersions
 	}
 	switch p.Present {
@@ -87,13 +87,13 @@ func (r *runner) opKey(s shapeSpec, p pathSpec, j int, dst []byte) (key []byte, 
 	}
 	if !present {
 		i = 1<<40 + uint64(j)
-		if s.MVCC && !p.Seek {
+		if s.mvcc() && !p.Seek {
 			return ks.versionKey(dst, i, 0), false, i, 0
 		}
 		return ks.key(dst, i), false, i, 0
 	}
 	i = mix(uint64(j)^0x5eed) % nKeys
-	if !s.MVCC {
+	if !s.mvcc() {
 		return ks.key(dst, i), true, i, 0
 	}
 	if p.Seek { // the bare key finds the newest version
@@ -169,9 +169,9 @@ func (r *runner) worker(s shapeSpec, p pathSpec, d *dbInst, t, threads, base, op
 		t0 := time.Now()
 		var res opResult
 		if p.Seek {
-			res, want, err = seekOne(it, s.MVCC, ks, key, present, i, v, want)
+			res, want, err = seekOne(it, s.mvcc(), ks, key, present, i, v, want)
 		} else {
-			res, err = getOne(d.db, key, present, i, v)
+			res, err = getOne(d.db, key, present, ks.valueLen(), i, v)
 		}
 		switch res {
 		case opLost:
@@ -201,7 +201,7 @@ func seekOne(it *pebble.Iterator, mvcc bool, ks keyspace, key []byte, present bo
 		} else {
 			want = append(want[:0], key...)
 		}
-		if !bytes.Equal(it.Key(), want) || !checkValue(it.Value(), i, v) {
+		if !bytes.Equal(it.Key(), want) || !checkValue(it.Value(), ks.valueLen(), i, v) {
 			res = opLost
 		}
 	} else if ok {
@@ -213,8 +213,8 @@ func seekOne(it *pebble.Iterator, mvcc bool, ks keyspace, key []byte, present bo
 }
 
 // getOne reads key with Get and checks the answer: version v of key i's
-// value where present, ErrNotFound where absent.
-func getOne(db *pebble.DB, key []byte, present bool, i uint64, v int) (opResult, error) {
+// n-byte value where present, ErrNotFound where absent.
+func getOne(db *pebble.DB, key []byte, present bool, n int, i uint64, v int) (opResult, error) {
 	val, closer, err := db.Get(key)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
@@ -229,7 +229,7 @@ func getOne(db *pebble.DB, key []byte, present bool, i uint64, v int) (opResult,
 	if !present {
 		return opPhantom, nil
 	}
-	if !checkValue(val, i, v) {
+	if !checkValue(val, n, i, v) {
 		return opLost, nil
 	}
 	return opRight, nil

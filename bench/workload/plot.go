@@ -12,6 +12,11 @@ type series = bench.Curve
 
 func writePlots(r *Result) error {
 	dir := r.Config.Out
+	// A smoke test's plots say so: their numbers are not measurements.
+	smoke := ""
+	if r.Config.Mode == "tiny" {
+		smoke = "SMOKE TEST, not a measurement: "
+	}
 	// In-process false-positive rates.
 	var ss []series
 	for _, c := range []fprCurve{r.BloomFPR, r.CuckooFPR} {
@@ -26,7 +31,7 @@ func writePlots(r *Result) error {
 		}
 		ss = append(ss, s, e)
 	}
-	if err := bench.SavePlot(dir, "fpr.png", "False-positive rate, in process (NewWriter / MayContain)", "bits per key", "FPR (%)", true, ss); err != nil {
+	if err := bench.SavePlot(dir, "fpr.png", smoke+"False-positive rate, in process (NewWriter / MayContain)", "bits per key", "FPR (%)", true, ss); err != nil {
 		return err
 	}
 	// False-positive reads per absent Get.
@@ -41,7 +46,7 @@ func writePlots(r *Result) error {
 			ss = append(ss, se)
 		}
 	}
-	if err := bench.SavePlot(dir, "fp_per_get.png", "False-positive block reads per absent Get", "bits per key (B)", "reads per Get", true, ss); err != nil {
+	if err := bench.SavePlot(dir, "fp_per_get.png", smoke+"False-positive block reads per absent Get", "bits per key (B)", "reads per Get", true, ss); err != nil {
 		return err
 	}
 	// Time ratios of absent Gets.
@@ -56,6 +61,9 @@ func writePlots(r *Result) error {
 			ss = append(ss, se)
 		}
 	}
-	return bench.SavePlot(dir, "time_ratio.png", fmt.Sprintf("Absent Get time, cuckoo(B) / bloom(B), %d thread(s), median of paired ratios", r.Config.Threads[0]),
-		"bits per key (B)", "time ratio", false, ss)
+	if err := bench.SavePlot(dir, "time_ratio.png", smoke+fmt.Sprintf("Absent Get time, cuckoo(B) / bloom(B), %d thread(s), median of paired ratios", r.Config.Threads[0]),
+		"bits per key (B)", "time ratio", false, ss); err != nil {
+		return err
+	}
+	return writeIntervalPlot(r, smoke+"Time per operation, cuckoo(B) / bloom(B): each cell's median of paired ratios and its 95% interval")
 }

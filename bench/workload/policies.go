@@ -17,6 +17,7 @@ const (
 	famNone   = "none"
 	famBloom  = "bloom"
 	famCuckoo = "cuckoo"
+	famPlan   = "plan" // Config.Plans: any filter policy per level
 )
 
 // policyCfg is one filter configuration of a measured database.
@@ -26,8 +27,9 @@ type policyCfg struct {
 	B        int    // uniform budget; 0 when per-level
 	Levels   [7]int // per-level budgets when PerLevel (0: no filter)
 	PerLevel bool
-	Tuned    *cuckoopolicy.Policy // an explicit cuckoo configuration, on every level
-	TunedFor int                  // the bloom budget whose rate Tuned matches
+	Tuned    *cuckoopolicy.Policy    // an explicit cuckoo configuration, on every level
+	TunedFor int                     // the bloom budget whose rate Tuned matches
+	Plan     *[7]pebble.FilterPolicy // famPlan: the policy of each level (nil: none)
 }
 
 func (p policyCfg) policy(b int) pebble.FilterPolicy {
@@ -44,21 +46,37 @@ func (p policyCfg) policy(b int) pebble.FilterPolicy {
 	}
 }
 
-// apply configures opts: cuckoopolicy.Apply with the uniform policy (or the
-// family's policy at 10 bits for per-level budgets, so that opts.Filters
-// reads the family), then the per-level overrides.
+// levels is the filter policy of each level, L0 to L6.
+func (p policyCfg) levels() [7]pebble.FilterPolicy {
+	var ls [7]pebble.FilterPolicy
+	for l := range ls {
+		switch {
+		case p.Plan != nil:
+			ls[l] = p.Plan[l]
+		case p.PerLevel:
+			ls[l] = p.policy(p.Levels[l])
+		default:
+			ls[l] = p.policy(p.B)
+		}
+		if ls[l] == nil {
+			ls[l] = pebble.NoFilterPolicy
+		}
+	}
+	return ls
+}
+
+// apply configures opts with the policy of each level, as
+// cuckoopolicy.ApplyPlan does: cuckoopolicy.Apply (which registers the
+// readers of bloom's and cuckoo's blocks), then each level's policy, each
+// registered in opts.Filters too.
 func (p policyCfg) apply(opts *pebble.Options) {
-	if p.Tuned != nil {
-		cuckoopolicy.Apply(opts, *p.Tuned)
-		return
-	}
-	if !p.PerLevel {
-		cuckoopolicy.Apply(opts, p.policy(p.B))
-		return
-	}
-	cuckoopolicy.Apply(opts, p.policy(10))
-	for l := range opts.Levels {
-		opts.Levels[l].FilterPolicy = p.policy(p.Levels[l])
+	ls := p.levels()
+	cuckoopolicy.Apply(opts, ls[0])
+	for l, f := range ls {
+		opts.Levels[l].FilterPolicy = f
+		if _, ok := opts.Filters[f.Name()]; !ok && f != pebble.NoFilterPolicy {
+			opts.Filters[f.Name()] = f
+		}
 	}
 }
 

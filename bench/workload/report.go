@@ -62,6 +62,19 @@ func ratioCell(st ratioStat) string {
 	return fmt.Sprintf("%.3f [%.2f, %.2f]", st.Median, st.Lo, st.Hi)
 }
 
+// timeCell is a time ratio's table cell: "-" where not measured, "not
+// identical" where the two databases' LSMs differ (not judged).
+func (r *Result) timeCell(k cellKey, x, base string) string {
+	st := r.timeRatio(k, x, base)
+	if st.N == 0 {
+		return "-"
+	}
+	if ok, _ := r.identical(k.Shape, x, base); !ok {
+		return "not identical"
+	}
+	return ratioCell(st)
+}
+
 // policyNames returns the policies of the first shape in load order.
 func (r *Result) policyNames() []string {
 	var names []string
@@ -88,6 +101,7 @@ func writeReport(r *Result) error {
 	r.writeSummary(w)
 	r.writePolicies(w)
 	r.writeShapes(w)
+	r.writeLoading(w)
 	r.writeFalsePositives(w)
 	r.writeBlockReads(w)
 	r.writeFilterCache(w)
@@ -120,8 +134,26 @@ func (r *Result) writeHeader(w func(string, ...any), tiny bool) {
 	w("- Mode %s: %d entries per database, flush every %d, LBaseMaxBytes %s, target file size %s, write burst of %d L0 flushes (%.0f%% of the keys), MVCC %d versions per key\n",
 		c.Mode, c.Keys, c.FlushEvery, mib(float64(c.LBaseMaxBytes)), mib(float64(c.FileSize)), c.BurstTables, 100*burstShare, mvccVersions)
 	w("- Timed runs: per path, enough operations for %s on one goroutine (at least %d; calibrated on the first database after the warm-up), the same for every policy; %d repetitions, each of %d rounds in which every policy runs back to back (order rotated by one each repetition); a repetition's time per operation is the median of its rounds; every round of every path, thread count and repetition reads keys that no earlier run read (the same keys for every policy), so that a small cache holds none of its blocks; threads %v; one untimed warm-up run per path and policy first\n", c.RunTime, c.Ops, c.Reps, max(1, c.SubRuns), c.Threads)
+	if !c.TimeAll {
+		w("- Timed policies: none, bloom(B), cuckoo(B) and the per-level spreads; the matched and tuned cuckoo policies are built and counted (false positives, filter bytes), not timed\n")
+	}
+	w("- Loading: %d lockstep rounds of %d entries each on %v\n", c.LoadRounds, loadKeys(c), loadShapesOf(c))
 	w("- Regimes: hot = block cache of twice the database plus 8 MiB, warmed by a full scan and a pass of every path; pagecache = block cache of 2%% of the database (at least 1 MiB) plus twice the largest filter bytes among the shape's databases (filters stay resident; the same cache for every policy), the files in the OS page cache; slow = pagecache plus %s per sstable read (a nanosleep, measured at %s per read)\n\n",
 		c.Delay, r.DelayMeasured.Round(100*time.Nanosecond))
+}
+
+func loadKeys(c Config) int {
+	if c.LoadKeys > 0 {
+		return c.LoadKeys
+	}
+	return c.Keys
+}
+
+func loadShapesOf(c Config) []string {
+	if len(c.LoadShapes) > 0 {
+		return c.LoadShapes
+	}
+	return []string{"every shape but deep"}
 }
 
 // writeTargets writes the verdicts.
@@ -181,42 +213,89 @@ func (r *Result) writePolicies(w func(string, ...any)) {
 	}
 }
 
-// writeShapes writes each database's LSM shape and load time.
+// writeShapes writes each shape's LSM (the layout every policy's database
+// was built with) and whether the databases' LSMs are identical, then
+// each database's bytes and filter bits.
 func (r *Result) writeShapes(w func(string, ...any)) {
-	w("\n## LSM shapes and loading\n\n")
-	w("Tables per level L0..L6 (db.Metrics()), bytes, filter bits per key (cuckoopolicy.FilterUsage), load time (writes, flushes, compactions; same pacing for every policy), the process's CPU time during the load (flushes and compactions included), and their ratios to bloom at the same budget; written: the sstable bytes flushes and compactions wrote, which vary from one load to the next with the compactions Pebble picks.\n\n")
-	w("| shape | policy | tables L0..L6 | bytes L0..L6 | L0 sublevels | bytes | filter bits/key | filter bytes L0-L5 | load | load / bloom(B) | load CPU | CPU / bloom(B) | written |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	w("\n## LSMs\n\n")
+	w("Every policy's database of a shape holds the same tables: the reference database, loaded organically with no filters (batches, a flush every FlushEvery entries and a wait until compactions quiesce; the write burst as overlapping L0 flushes with compactions off), gives each table's entries, level and L0 order (ingestion moves a table whose range holds no data on the level below down to that level, which an absent read probes in its place); deep's layout is synthetic (L1-L6 at a size ratio of about 10, at least 50 entries a level, and %d L0 tables, one per sublevel). Each policy's tables are written with sstable.Writer and that level's filter policy, and ingested level by level, L6 first (LBaseMaxBytes = 1, compactions off, so that each lands on its level), then the L0 tables one by one, oldest first. Identical LSMs: every database's tables compared with the layout (level, L0 sublevel, key bounds, entries) and with the first database's (sequence numbers too), after building and again at the opening of every regime; a difference stops the run.\n\n", deepSublevels)
+	w("| shape | layout | reference tables L0..L6 | tables L0..L6 | entries L0..L6 | L0 sublevels | databases | identical LSMs |\n|---|---|---|---|---|---:|---:|---|\n")
+	for _, s := range r.Shapes {
+		src, ref := "organic reference", fmt.Sprintf("%v, %d sublevels", s.Reference.Tables, s.Reference.Sublevels)
+		if s.Layout.Synthetic {
+			src, ref = "synthetic", "-"
+		}
+		if s.Layout.Moved > 0 {
+			src += fmt.Sprintf(" (%d tables on a lower level than in the reference)", s.Layout.Moved)
+		}
+		w("| %s | %s | %s | %v | %v | %d | %d | %s |\n", s.Spec.Name, src, ref, s.Layout.Tables, s.Layout.Entries, s.Layout.Sublevels, len(s.DBs), r.identicalShape(s))
+	}
+	w("\nPer database: bytes per level (db.Metrics()) and filter bits per key (cuckoopolicy.FilterUsage).\n\n")
+	w("| shape | policy | bytes L0..L6 | bytes | filter bits/key | filter bytes L0-L5 | filter bytes L6 |\n|---|---|---|---:|---:|---:|---:|\n")
 	for _, s := range r.Shapes {
 		for _, d := range s.DBs {
 			fb, fk := d.Shape.totalFilter()
-			var upper uint64
-			for l := 0; l < 6; l++ {
-				upper += d.Shape.FilterBytes[l]
-			}
-			ratio, cpuRatio := "-", "-"
-			base := d.Cfg.B
-			if d.Cfg.Tuned != nil {
-				base = d.Cfg.TunedFor
-			}
-			if base > 0 && d.Cfg.Family != famBloom {
-				if bd, ok := r.db(s.Spec.Name, bloomName(base)); ok {
-					if x, ok := loadRatio(d, bd, loadWall); ok {
-						ratio = f3(x)
-					}
-					if x, ok := loadRatio(d, bd, loadCPU); ok {
-						cpuRatio = f3(x)
-					}
-				}
-			}
 			var lb []string
 			for _, x := range d.Shape.Bytes {
 				lb = append(lb, mib(float64(x)))
 			}
-			w("| %s | %s | %v | %s | %d | %s | %.2f | %s | %s | %s | %s | %s | %s |\n", s.Spec.Name, d.Cfg.Name, d.Shape.Tables, strings.Join(lb, ", "), d.Shape.Sublevels,
-				mib(float64(d.Shape.totalBytes())), 8*float64(fb)/math.Max(1, float64(fk)), mib(float64(upper)), d.Load.Round(time.Millisecond), ratio,
-				d.LoadCPU.Round(time.Millisecond), cpuRatio, mib(float64(d.Shape.Written)))
+			w("| %s | %s | %s | %s | %.2f | %s | %s |\n", s.Spec.Name, d.Cfg.Name, strings.Join(lb, ", "), mib(float64(d.Shape.totalBytes())),
+				8*float64(fb)/math.Max(1, float64(fk)), mib(float64(fb-d.Shape.FilterBytes[6])), mib(float64(d.Shape.FilterBytes[6])))
 		}
 	}
+}
+
+// identicalShape says whether every database of s has the first one's LSM.
+func (r *Result) identicalShape(s shapeResult) string {
+	for _, d := range s.DBs[1:] {
+		if err := diffSig(s.DBs[0].Sig, d.Sig); err != nil {
+			return fmt.Sprintf("not identical: %s against %s: %v", d.Cfg.Name, s.DBs[0].Cfg.Name, err)
+		}
+	}
+	return "yes"
+}
+
+// writeLoading writes the lockstep loads.
+func (r *Result) writeLoading(w func(string, ...any)) {
+	w("\n## Loading\n\n")
+	w("Organic loads, apart from the read measurements: per round, one new database per policy, loaded in lockstep: each chunk of entries (FlushEvery; in the write burst, one of its L0 flushes) goes to each database in turn, in batches of 1,000, followed by a flush and a wait until that database's compactions quiesce, so that only one database works at a time; a database's wall and CPU time (the process's, during its turns) are those of its turns; written: the sstable bytes its flushes and compactions wrote. %d rounds, the order rotated by one each round. Ratios: median over rounds of the paired ratio cuckoo(B)/bloom(B) [lowest, highest].\n\n", r.Config.LoadRounds)
+	w("| shape | policy | loads | wall | CPU | written | CPU µs/MiB written | tables L0..L6 (round 1) | wall / bloom(B) | CPU / bloom(B) | CPU per byte / bloom(B) |\n|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|\n")
+	for _, s := range r.Shapes {
+		if len(s.Loads) == 0 {
+			continue
+		}
+		for _, b := range r.Config.Budgets {
+			for _, name := range []string{bloomName(b), cuckooName(b)} {
+				var loads int
+				var tables [7]int64
+				var written []float64
+				for _, l := range s.Loads {
+					if l.Policy == name {
+						if loads == 0 {
+							tables = l.Tables
+						}
+						loads++
+						written = append(written, float64(l.Written))
+					}
+				}
+				w("| %s | %s | %d | %s | %s | %s | %.0f | %v |", s.Spec.Name, name, loads,
+					time.Duration(medianRun(s.Loads, name, loadMetrics[0])).Round(time.Millisecond),
+					time.Duration(medianRun(s.Loads, name, loadMetrics[1])).Round(time.Millisecond),
+					mib(median(written)), medianRun(s.Loads, name, loadMetrics[2])*(1<<20)/1e3, tables)
+				for _, m := range loadMetrics {
+					cell := "-"
+					if name != bloomName(b) {
+						if rs := loadRatios(s.Loads, name, bloomName(b), m); len(rs) > 0 {
+							cell = fmt.Sprintf("%.3f [%.3f, %.3f]", median(rs), slices.Min(rs), slices.Max(rs))
+						}
+					}
+					w(" %s |", cell)
+				}
+				w("\n")
+			}
+		}
+	}
+	w("\n(\"-\": bloom(B) is the baseline of its own ratios.)\n")
 }
 
 // writeFalsePositives writes the counting pass: false-positive block reads,
@@ -324,14 +403,18 @@ func (r *Result) writeTimeRatios(w func(string, ...any)) {
 		}
 		w("| %s | %s | %s | %d | %s |", k.Shape, k.Regime, k.Path, k.Threads, f3(us))
 		for _, bb := range c.Budgets {
-			w(" %s |", ratioCell(r.timeRatio(k, cuckooName(bb), bloomName(bb))))
+			w(" %s |", r.timeCell(k, cuckooName(bb), bloomName(bb)))
 		}
 		for _, x := range []string{"cuckoo-spread", "bloom-spread", "none"} {
-			w(" %s |", ratioCell(r.timeRatio(k, x, bloomName(10))))
+			w(" %s |", r.timeCell(k, x, bloomName(10)))
 		}
 		w("\n")
 	}
+	w("\n%s\n", dashNote)
 }
+
+// dashNote explains the cells a table leaves empty.
+const dashNote = `"-": nothing to show: the policy or the cell was not measured in this run, or (false positives) the policy probed no filter on that path, as Get never reads L6 filters and "none" has none; "not identical": the two databases' LSMs differ, so the ratio is not judged.`
 
 // writeLatency writes the latency percentiles and throughput of bloom(B)
 // and cuckoo(B).
@@ -434,13 +517,13 @@ func (r *Result) writeSummary(w func(string, ...any)) {
 					if cs := cell[bloomName(b)]; cs != nil {
 						us = median(cs.NsPerOp) / 1000
 					}
-					w(" %s -> %s | %.2f | %s |", f4(bf), f4(cf), us, ratioCell(r.timeRatio(k, cuckooName(b), bloomName(b))))
+					w(" %s -> %s | %.2f | %s |", f4(bf), f4(cf), us, r.timeCell(k, cuckooName(b), bloomName(b)))
 				}
 				w("\n")
 			}
 		}
 	}
-	w("\n")
+	w("\n%s\n\n", dashNote)
 }
 
 // maxFilterBytes is the largest total of filter bytes among a shape's

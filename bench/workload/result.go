@@ -42,15 +42,17 @@ type spreadRow struct {
 }
 
 type shapeResult struct {
-	Spec shapeSpec
-	DBs  []dbRow
+	Spec      shapeSpec
+	Reference lsmShape      // the organically loaded reference (deep: none)
+	Layout    layoutSummary // what every policy's database was built with
+	DBs       []dbRow
+	Loads     []loadRun // the lockstep loads (none where loading is not measured)
 }
 
 type dbRow struct {
-	Cfg     policyCfg
-	Shape   lsmShape
-	Load    time.Duration // wall time of the load
-	LoadCPU time.Duration // CPU time of the process during the load (0: not measured)
+	Cfg   policyCfg
+	Shape lsmShape
+	Sig   lsmSig // the LSM as built, checked against the layout and the other databases
 }
 
 // Verdict is one target's outcome.
@@ -133,14 +135,15 @@ func (r *Result) ioRegime() string {
 	return ""
 }
 
-// dataReadsPerOp is the data blocks a policy's operations read from the
-// file system per operation in the quoted regime.
+// dataReadsPerOp is the data blocks a policy's filters let through per
+// operation in the counting pass: every "may contain" answer, true or
+// false, reads one. NaN where no filter was probed.
 func (r *Result) dataReadsPerOp(shape, path, policy string) float64 {
-	c := r.counts(shape, path, r.ioRegime(), policy)
-	if c.Ops == 0 {
+	t, ok := r.Truth[shape][policy][path]
+	if !ok || t.Ops == 0 || t.Hits+t.Misses == 0 {
 		return math.NaN()
 	}
-	return float64(c.IO.Reads[kindData]) / float64(c.Ops)
+	return float64(t.TP+t.FP) / float64(t.Ops)
 }
 
 // timeRatio is the median of paired time ratios x/base over repetitions.
@@ -152,39 +155,19 @@ func (r *Result) timeRatio(k cellKey, x, base string) ratioStat {
 	return medianCI(pairedRatios(cell[x].NsPerOp, cell[base].NsPerOp))
 }
 
-// loadMetric is one measure of a database's load; 0 where not measured.
-type loadMetric func(dbRow) float64
-
-func loadWall(d dbRow) float64 { return float64(d.Load) }
-func loadCPU(d dbRow) float64  { return float64(d.LoadCPU) }
-
-// loadCPUPerByte is the load's CPU time per sstable byte written: flushes
-// and compactions write more or less from one load to the next.
-func loadCPUPerByte(d dbRow) float64 {
-	if d.Shape.Written == 0 {
-		return 0
+// identical says whether the databases of policies x and base of a shape
+// have identical LSMs (every table's level, L0 sublevel, bounds, entries and
+// sequence number), and if not, why.
+func (r *Result) identical(shape, x, base string) (bool, string) {
+	a, ok1 := r.db(shape, x)
+	b, ok2 := r.db(shape, base)
+	if !ok1 || !ok2 {
+		return false, "a database is missing"
 	}
-	return float64(d.LoadCPU) / float64(d.Shape.Written)
-}
-
-// loadRatio is m(x)/m(base), false where either is not measured.
-func loadRatio(x, base dbRow, m loadMetric) (float64, bool) {
-	a, b := m(x), m(base)
-	return a / b, a > 0 && b > 0
-}
-
-// loadRatios returns the per-shape ratios m(x)/m(base) of the shapes where
-// both databases were loaded and measured.
-func (r *Result) loadRatios(x, base string, m loadMetric) (ratios []float64, shapes []string) {
-	for _, s := range r.Shapes {
-		a, ok1 := r.db(s.Spec.Name, x)
-		b, ok2 := r.db(s.Spec.Name, base)
-		if ratio, ok := loadRatio(a, b, m); ok1 && ok2 && ok {
-			ratios = append(ratios, ratio)
-			shapes = append(shapes, s.Spec.Name)
-		}
+	if err := diffSig(b.Sig, a.Sig); err != nil {
+		return false, err.Error()
 	}
-	return ratios, shapes
+	return true, ""
 }
 
 func bloomName(b int) string  { return fmt.Sprintf("bloom(%d)", b) }

@@ -9,9 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Config is one run of the workload benchmark. Defaults gives the three
@@ -32,38 +30,60 @@ type Config struct {
 	Budgets       []int         // bits-per-key budgets B
 	Delay         time.Duration // device delay per sstable read, slow regime
 	Dir           string        // data directory: must be empty or absent; "" for a temporary one
-	Out           string        // report directory
+	Out           string        // report directory: must be empty or absent; "" for a new temporary one
 	Seed          uint64
 	CommandLine   string          // for the report
 	Progress      io.Writer       // a progress line; nil: none
 	Stop          <-chan struct{} // closed to stop early: Run removes its databases and returns ErrStopped
 	// Shapes, Regimes and Paths restrict the run (nil: all).
 	Shapes, Regimes, Paths []string
+	LoadRounds             int      // lockstep loads of bloom(B) and cuckoo(B) per shape (0: loading not measured)
+	LoadKeys               int      // entries per lockstep load (0: Keys), a flush every tenth of them
+	TimeAll                bool     // time every policy; false: only none, bloom(B), cuckoo(B) and the spreads (the others are counted, not timed)
+	LoadShapes             []string // the shapes whose loading is measured (nil: all but deep)
+	// Plans are measured beside the built-in policies, on the same LSMs.
+	Plans []Plan
+}
+
+// Plan is a named filter policy per level, L0 to L6 (nil: no filter on
+// that level), measured beside the built-in policies; a cuckoopolicy.Plan
+// converts to Levels.
+type Plan struct {
+	Name   string
+	Levels [7]pebble.FilterPolicy
 }
 
 // Defaults returns the configuration of a mode: "tiny", "quick" or "full".
 func Defaults(mode string) Config {
-	c := Config{Mode: mode, Budgets: []int{10, 12, 16}, Threads: []int{1, 2}, Delay: 50 * time.Microsecond, Seed: 1}
+	c := Config{Mode: mode, Budgets: []int{10, 12, 16}, Threads: []int{1, 2}, Delay: 50 * time.Microsecond, Seed: 1, TimeAll: true}
 	switch mode {
 	case "tiny":
 		c.Keys, c.FlushEvery, c.BurstTables = 6000, 1500, 4
 		c.LBaseMaxBytes, c.FileSize = 64<<10, 64<<10
 		c.Ops, c.Reps, c.CountOps = 100, 2, 500
+		c.LoadRounds, c.LoadShapes = 1, []string{"steady", "burst"}
 	case "quick":
 		c.Keys, c.FlushEvery, c.BurstTables = 300_000, 30_000, 8
 		c.LBaseMaxBytes, c.FileSize = 64<<10, 256<<10
-		c.Ops, c.RunTime, c.Reps, c.CountOps, c.SubRuns = 200, 15*time.Millisecond, 10, 30_000, 3
+		c.Ops, c.RunTime, c.Reps, c.CountOps, c.SubRuns = 200, 15*time.Millisecond, 10, 20_000, 3
+		c.Threads, c.TimeAll = []int{1}, false
+		c.LoadRounds, c.LoadShapes, c.LoadKeys = 3, []string{"steady"}, 100_000
 	default:
 		c.Mode = "full"
 		c.Keys, c.FlushEvery, c.BurstTables = 3_000_000, 150_000, 10
 		c.LBaseMaxBytes, c.FileSize = 1<<20, 2<<20
 		c.Ops, c.RunTime, c.Reps, c.CountOps, c.SubRuns = 500, 45*time.Millisecond, 10, 500_000, 3
+		c.LoadRounds = 3
 	}
 	return c
 }
 
 // ErrDirNotEmpty is returned for a data directory that holds anything.
 var ErrDirNotEmpty = errors.New("workload: data directory is not empty")
+
+// ErrOutNotEmpty is returned for a report directory that holds anything:
+// a run never overwrites an earlier report.
+var ErrOutNotEmpty = errors.New("workload: report directory is not empty")
 
 // ErrStopped is returned when Config.Stop was closed; the data directory
 // is cleaned up as after a complete run, and no report is written.
@@ -75,14 +95,13 @@ var ErrLostKeys = errors.New("workload: keys lost")
 
 // dbInst is one measured database.
 type dbInst struct {
-	cfg      policyCfg
-	dir      string
-	st       *ioStats
-	db       *pebble.DB
-	cache    *pebble.Cache
-	shape    lsmShape
-	loadTime time.Duration
-	loadCPU  time.Duration
+	cfg   policyCfg
+	dir   string
+	st    *ioStats
+	db    *pebble.DB
+	cache *pebble.Cache
+	shape lsmShape
+	sig   lsmSig // the LSM as built: the identity every regime checks again
 }
 
 type runner struct {
@@ -102,22 +121,28 @@ func (r *runner) stopped() bool {
 }
 
 func (r *runner) keyspace(s shapeSpec) keyspace {
-	return keyspace{seed: r.cfg.Seed*1_000_003 + uint64(len(s.Name)), mvcc: s.MVCC}
+	n := uint64(r.entries(s))
+	if s.mvcc() {
+		n /= mvccVersions
+	}
+	return keyspace{seed: shapeSeed(r.cfg.Seed, s.Name), kind: s.Keys, n: n}
 }
 
 // entries is the number of entries a shape loads.
 func (r *runner) entries(s shapeSpec) int {
-	if s.MVCC {
+	if s.mvcc() {
 		return r.cfg.Keys / mvccVersions * mvccVersions
 	}
 	return r.cfg.Keys
 }
 
-// prepareDir checks that dir is absent or empty and creates it; it returns
-// a function that removes what the run created.
-func prepareDir(dir string) (string, func(), error) {
+// prepareDir checks that dir is absent or empty (else notEmpty) and
+// creates it, or a new temporary directory named after pattern if dir is
+// ""; it returns the directory and a function that removes what the run
+// created there (the directory itself, if the run created it).
+func prepareDir(dir, pattern string, notEmpty error) (string, func(), error) {
 	if dir == "" {
-		d, err := os.MkdirTemp("", "pebble-workload-")
+		d, err := os.MkdirTemp("", pattern)
 		if err != nil {
 			return "", nil, err
 		}
@@ -133,7 +158,7 @@ func prepareDir(dir string) (string, func(), error) {
 	case err != nil:
 		return "", nil, err
 	case len(ents) > 0:
-		return "", nil, fmt.Errorf("%w: %s holds %d entries; give an empty or absent directory", ErrDirNotEmpty, dir, len(ents))
+		return "", nil, fmt.Errorf("%w: %s holds %d entries; give an empty or absent directory", notEmpty, dir, len(ents))
 	}
 	return dir, func() {
 		// Remove only what this run created: the directory was empty.
@@ -144,22 +169,48 @@ func prepareDir(dir string) (string, func(), error) {
 	}, nil
 }
 
-// Run runs the benchmark and writes cfg.Out/WORKLOAD.md and the plots. It
-// returns ErrLostKeys (after writing the report) if any present key was not
-// read back, and ErrDirNotEmpty, touching nothing, if cfg.Dir holds anything.
+// checkWritable creates and removes a file in dir.
+func checkWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".workload-write-check-*")
+	if err != nil {
+		return fmt.Errorf("workload: report directory not writable: %w", err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// Run runs the benchmark and writes cfg.Out/WORKLOAD.md and the plots (cfg.Out
+// "": a new temporary directory, in the returned Result's Config.Out). It
+// refuses, touching nothing, a cfg.Out or cfg.Dir that holds anything
+// (ErrOutNotEmpty, ErrDirNotEmpty) and checks that cfg.Out is writable
+// before anything runs. It removes the databases in every case, and the
+// report directory's contents (and the directory, if it created it) when
+// the run fails or is stopped; it returns ErrLostKeys, after writing the
+// report, if any present key was not read back.
 func Run(cfg Config) (*Result, error) {
-	dataDir, cleanup, err := prepareDir(cfg.Dir)
+	out, outCleanup, err := prepareDir(cfg.Out, "pebble-workload-report-", ErrOutNotEmpty)
 	if err != nil {
 		return nil, err
 	}
+	cfg.Out = out
+	if err := checkWritable(out); err != nil {
+		outCleanup()
+		return nil, err
+	}
+	dataDir, cleanup, err := prepareDir(cfg.Dir, "pebble-workload-", ErrDirNotEmpty)
+	if err != nil {
+		outCleanup()
+		return nil, err
+	}
 	defer cleanup()
-	return run(cfg, dataDir)
+	res, err := run(cfg, dataDir)
+	if err != nil && !errors.Is(err, ErrLostKeys) {
+		outCleanup()
+	}
+	return res, err
 }
 
 func run(cfg Config, dataDir string) (*Result, error) {
-	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-		return nil, err
-	}
 	r := &runner{cfg: cfg, prog: newProgress(cfg.Progress)}
 	r.res = &Result{Config: cfg, Start: time.Now(), Cells: map[cellKey]map[string]*cellStats{},
 		Truth: map[string]map[string]map[string]truthCounts{}}
@@ -231,64 +282,61 @@ func (r *runner) uniformConfigs() []policyCfg {
 		pol := t.Policy
 		cfgs = append(cfgs, policyCfg{Name: t.Name, Family: famCuckoo, Tuned: &pol, TunedFor: t.For})
 	}
+	for _, p := range r.cfg.Plans {
+		levels := p.Levels
+		cfgs = append(cfgs, policyCfg{Name: p.Name, Family: famPlan, Plan: &levels})
+	}
 	return cfgs
 }
 
-// shape loads every policy's database for one shape, measures them in every
-// regime and removes them.
+// shape measures one shape: the lockstep loads, then a database per
+// policy built with identical LSMs (from the organically loaded reference's
+// tables, or deep's synthetic layout), the counting pass, and every regime;
+// it removes its databases.
 func (r *runner) shape(s shapeSpec, dataDir string) error {
-	res := r.res
 	base := filepath.Join(dataDir, s.Name)
-	var dbs []*dbInst
 	defer os.RemoveAll(base)
-	loadOne := func(c policyCfg) error {
-		if r.stopped() {
-			return ErrStopped
-		}
-		d := &dbInst{cfg: c, dir: filepath.Join(base, sanitize(c.Name)), st: &ioStats{}}
-		r.prog.stage("load %s: %s", s.Name, c.Name)
-		wall, cpu, err := r.load(s, d)
+	sr := shapeResult{Spec: s}
+	if r.measuresLoading(s) {
+		loads, err := r.loading(s, base)
 		if err != nil {
-			return fmt.Errorf("load %s: %w", c.Name, err)
+			return fmt.Errorf("loading: %w", err)
 		}
-		d.loadTime, d.loadCPU = wall, cpu
-		dbs = append(dbs, d)
-		return nil
+		sr.Loads = loads
 	}
+	lay, refShape, err := r.reference(s, base)
+	if err != nil {
+		return fmt.Errorf("reference: %w", err)
+	}
+	sr.Reference = refShape
+	newDB := func(c policyCfg) *dbInst {
+		return &dbInst{cfg: c, dir: filepath.Join(base, sanitize(c.Name)), st: &ioStats{}}
+	}
+	var dbs []*dbInst
 	for _, c := range r.uniformConfigs() {
-		if err := loadOne(c); err != nil {
+		dbs = append(dbs, newDB(c))
+	}
+	built, err := r.build(s, lay, dbs, nil)
+	if err != nil {
+		return err
+	}
+	sr.Layout = built.summary()
+	sr.Layout.Synthetic, sr.Layout.Moved = s.Deep, moved(lay, built)
+	if err := checkDeep(s, sr.Layout); err != nil {
+		return err
+	}
+	// The per-level spreads, from bloom(10)'s LSM.
+	if spreads := r.spreads(s, dbs); len(spreads) > 0 {
+		var more []*dbInst
+		for _, c := range spreads {
+			more = append(more, newDB(c))
+		}
+		if _, err := r.build(s, built, more, dbs[0]); err != nil {
 			return err
 		}
+		dbs = append(dbs, more...)
 	}
-	// The per-level spread, from bloom(10)'s loaded LSM.
-	var ref *dbInst
-	for _, d := range dbs {
-		if d.cfg.Name == "bloom(10)" {
-			ref = d
-		}
-	}
-	if ref != nil {
-		fb, _ := ref.shape.totalFilter()
-		// The keys each level's filters hold (MVCC: prefixes, not versions),
-		// from bloom(10)'s filter bits.
-		in := spreadInput{Probes: ref.shape.getProbes(), Bits: 8 * float64(fb)}
-		for l := range in.Keys {
-			in.Keys[l] = 8 * ref.shape.FilterBytes[l] / 10
-		}
-		for _, fam := range []string{famBloom, famCuckoo} {
-			c := policyCfg{Name: fam + "-spread", Family: fam, PerLevel: true}
-			switch fam {
-			case famBloom:
-				c.Levels = spread(res.BloomFPR, in)
-			default:
-				c.Levels = spread(res.CuckooFPR, in)
-			}
-			res.Spreads = append(res.Spreads, spreadRow{Shape: s.Name, Cfg: c, In: in})
-			if err := loadOne(c); err != nil {
-				return err
-			}
-		}
-	}
+	os.RemoveAll(filepath.Join(base, "reference"))
 	truth := map[string]map[string]truthCounts{}
 	for _, d := range dbs {
 		r.prog.stage("count %s: %s", s.Name, d.cfg.Name)
@@ -298,22 +346,96 @@ func (r *runner) shape(s shapeSpec, dataDir string) error {
 		}
 		truth[d.cfg.Name] = t
 	}
-	res.Truth[s.Name] = truth
-	sr := shapeResult{Spec: s}
+	r.res.Truth[s.Name] = truth
 	for _, d := range dbs {
-		sr.DBs = append(sr.DBs, dbRow{Cfg: d.cfg, Shape: d.shape, Load: d.loadTime, LoadCPU: d.loadCPU})
+		sr.DBs = append(sr.DBs, dbRow{Cfg: d.cfg, Shape: d.shape, Sig: d.sig})
 	}
-	res.Shapes = append(res.Shapes, sr)
+	r.res.Shapes = append(r.res.Shapes, sr)
 
 	for _, g := range allRegimes {
 		if len(r.cfg.Regimes) > 0 && !slices.Contains(r.cfg.Regimes, g.Name) {
 			continue
 		}
-		if err := r.regime(s, g, dbs); err != nil {
+		if err := r.regime(s, g, r.timed(dbs)); err != nil {
 			return fmt.Errorf("regime %s: %w", g.Name, err)
 		}
 	}
 	return nil
+}
+
+// reference returns the layout every policy's database of the shape gets:
+// deep's synthetic one, or the tables of a database loaded organically
+// (no filters), which stays in base/reference until the databases are
+// built.
+func (r *runner) reference(s shapeSpec, base string) (layout, lsmShape, error) {
+	if s.Deep {
+		tableKeys := max(16, int(r.cfg.FileSize)/(16+r.keyspace(s).valueLen()+8))
+		lay := deepLayout(r.keyspace(s), r.entries(s), tableKeys)
+		return lay, lsmShape{Sublevels: lay.Sublevels}, nil
+	}
+	ref := &organic{cfg: policyCfg{Name: "reference", Family: famNone}, dir: filepath.Join(base, "reference"), st: &ioStats{}}
+	r.prog.stage("load %s: the reference database", s.Name)
+	if err := r.loadLockstep(s, []*organic{ref}, 0, uint64(r.entries(s)), r.cfg.FlushEvery); err != nil {
+		return layout{}, lsmShape{}, err
+	}
+	db, err := pebble.Open(ref.dir, r.options(s, ref.cfg, ref.st, nil, true))
+	if err != nil {
+		return layout{}, lsmShape{}, err
+	}
+	lay, err := captureLayout(db, ref.dir)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	return lay, ref.shape, err
+}
+
+// spreads are the per-level spread policies of the shape, computed from
+// bloom(10)'s database among dbs (none if it is not there).
+func (r *runner) spreads(s shapeSpec, dbs []*dbInst) []policyCfg {
+	var ref *dbInst
+	for _, d := range dbs {
+		if d.cfg.Name == "bloom(10)" {
+			ref = d
+		}
+	}
+	if ref == nil {
+		return nil
+	}
+	fb, _ := ref.shape.totalFilter()
+	// The keys each level's filters hold (MVCC: prefixes, not versions),
+	// from bloom(10)'s filter bits.
+	in := spreadInput{Probes: ref.shape.getProbes(), Bits: 8 * float64(fb)}
+	for l := range in.Keys {
+		in.Keys[l] = 8 * ref.shape.FilterBytes[l] / 10
+	}
+	var out []policyCfg
+	for _, fam := range []string{famBloom, famCuckoo} {
+		c := policyCfg{Name: fam + "-spread", Family: fam, PerLevel: true}
+		switch fam {
+		case famBloom:
+			c.Levels = spread(r.res.BloomFPR, in)
+		default:
+			c.Levels = spread(r.res.CuckooFPR, in)
+		}
+		r.res.Spreads = append(r.res.Spreads, spreadRow{Shape: s.Name, Cfg: c, In: in})
+		out = append(out, c)
+	}
+	return out
+}
+
+// timed returns the databases whose operations are timed.
+func (r *runner) timed(dbs []*dbInst) []*dbInst {
+	if r.cfg.TimeAll {
+		return dbs
+	}
+	var out []*dbInst
+	for _, d := range dbs {
+		c := d.cfg
+		if c.Family == famNone || c.PerLevel || c.Plan != nil || (c.Tuned == nil && slices.Contains(r.cfg.Budgets, c.B)) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func sanitize(name string) string {
@@ -324,276 +446,4 @@ func sanitize(name string) string {
 		}
 	}
 	return string(b)
-}
-
-// cacheSize is the block cache of a regime for a database: hot, twice the
-// database plus 8 MiB; otherwise 2% of the database (at least 1 MiB) for
-// data and index blocks, plus twice filterBytes, so that the filters stay
-// resident as they do in a production block cache, and a small cache does
-// not make each read fetch its filters again (the OS page cache holds the
-// rest: the files were just written or read). filterBytes is the largest
-// total of the shape's databases, so that every policy gets the same cache.
-func cacheSize(g regimeSpec, s lsmShape, filterBytes int64) int64 {
-	if g.Hot {
-		return 2*s.totalBytes() + 8<<20
-	}
-	return max(1<<20, s.totalBytes()/50) + 2*filterBytes
-}
-
-// maxFilterBytes is the largest total of filter bytes among dbs.
-func maxFilterBytes(dbs []*dbInst) int64 {
-	var m int64
-	for _, d := range dbs {
-		fb, _ := d.shape.totalFilter()
-		m = max(m, int64(fb))
-	}
-	return m
-}
-
-func (r *runner) paths() []pathSpec {
-	var ps []pathSpec
-	for _, p := range allPaths {
-		if len(r.cfg.Paths) == 0 || slices.Contains(r.cfg.Paths, p.Name) {
-			ps = append(ps, p)
-		}
-	}
-	return ps
-}
-
-// regime opens every database of the shape with the regime's cache and
-// delay, warms each path once, then runs Reps repetitions in which every
-// path and thread count runs every policy back to back, in an order rotated
-// by one each repetition.
-func (r *runner) regime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
-	// Closed on every return, also when opening stops partway.
-	defer closeRegime(dbs, &err)
-	if err := r.openRegime(s, g, dbs); err != nil {
-		return err
-	}
-	paths := r.paths()
-	maxT := slices.Max(r.cfg.Threads)
-	if err := r.warmRegime(s, g, dbs, paths, maxT); err != nil {
-		return err
-	}
-	opsFor, err := r.calibrate(s, dbs[0], paths)
-	if err != nil {
-		return err
-	}
-	hists := make([]*hdrhistogram.Histogram, maxT)
-	for t := range hists {
-		hists[t] = newHist()
-	}
-	// The keys of the timed runs start after the warm-up's and the
-	// calibration's, and every cell of every repetition takes the next
-	// ones: no run reads a key an earlier run of its database read, so the
-	// small cache regimes read each operation's blocks from the file
-	// system, not from what an earlier path, thread count or repetition
-	// left in the block cache. Every policy reads the same keys.
-	next := 2 * r.cfg.Ops
-	for rep := range r.cfg.Reps {
-		order := slices.Clone(dbs)
-		k := rep % len(order)
-		order = append(order[k:], order[:k]...)
-		for _, p := range paths {
-			for _, threads := range r.cfg.Threads {
-				used, err := r.cell(s, g, p, threads, rep, next, order, opsFor[p.Name], hists)
-				if err != nil {
-					return err
-				}
-				next += used
-			}
-		}
-	}
-	return nil
-}
-
-// openRegime opens every database with the regime's cache and delay.
-func (r *runner) openRegime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
-	for _, d := range dbs {
-		d.cache = pebble.NewCache(cacheSize(g, d.shape, maxFilterBytes(dbs)))
-		o := r.options(s, d.cfg, d.st, d.cache, true)
-		d.st.layouts.Store(nil)
-		if d.db, err = pebble.Open(d.dir, o); err != nil {
-			return err
-		}
-		if err := learnLayouts(d.db, vfs.Default, d.dir, o, d.st); err != nil {
-			return err
-		}
-		if g.Slow {
-			d.st.delay.Store(int64(r.cfg.Delay))
-		}
-	}
-	return nil
-}
-
-// closeRegime closes the databases and releases their caches; the first
-// error from Close goes into *err unless it already holds one.
-func closeRegime(dbs []*dbInst, err *error) {
-	for _, d := range dbs {
-		d.st.delay.Store(0)
-		if d.db != nil {
-			if cerr := d.db.Close(); *err == nil {
-				*err = cerr
-			}
-			d.db = nil
-		}
-		if d.cache != nil {
-			d.cache.Unref()
-			d.cache = nil
-		}
-	}
-}
-
-// warmRegime scans every database in the hot regime, then runs each path
-// once, untimed, on every database.
-func (r *runner) warmRegime(s shapeSpec, g regimeSpec, dbs []*dbInst, paths []pathSpec, maxT int) error {
-	if g.Hot {
-		// Every data and index block into the cache: the timed runs read
-		// keys no earlier run read.
-		for _, d := range dbs {
-			r.prog.tick("%s %s: scan %s", s.Name, g.Name, d.cfg.Name)
-			if err := scan(d.db); err != nil {
-				return err
-			}
-		}
-	}
-	for _, p := range paths {
-		for _, d := range dbs {
-			r.prog.tick("%s %s: warm %s %s", s.Name, g.Name, p.Name, d.cfg.Name)
-			if _, err := r.run(s, p, d, maxT, 0, r.cfg.Ops, nil); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// calibrate returns each path's operation count: enough for RunTime on one
-// goroutine, from a calibration run on the first database after the
-// warm-up.
-func (r *runner) calibrate(s shapeSpec, d *dbInst, paths []pathSpec) (map[string]int, error) {
-	opsFor := map[string]int{}
-	for _, p := range paths {
-		opsFor[p.Name] = r.cfg.Ops
-		if r.cfg.RunTime <= 0 {
-			continue
-		}
-		out, err := r.run(s, p, d, 1, r.cfg.Ops, r.cfg.Ops, nil)
-		if err != nil {
-			return nil, err
-		}
-		per := out.wall / time.Duration(r.cfg.Ops)
-		if per > 0 {
-			opsFor[p.Name] = min(max(r.cfg.Ops, int(r.cfg.RunTime/per)), 200*r.cfg.Ops)
-		}
-	}
-	return opsFor, nil
-}
-
-// cell runs one repetition of one path and thread count: every policy, in
-// the given order, on pathOps operations split over SubRuns rounds, the
-// path's operations from base on, and adds the results to the cell. It
-// returns the number of operations (keys) it used.
-func (r *runner) cell(s shapeSpec, g regimeSpec, p pathSpec, threads, rep, base int, order []*dbInst, pathOps int, hists []*hdrhistogram.Histogram) (int, error) {
-	res := r.res
-	key := cellKey{Shape: s.Name, Regime: g.Name, Path: p.Name, Threads: threads}
-	cell := res.Cells[key]
-	if cell == nil {
-		cell = map[string]*cellStats{}
-		res.Cells[key] = cell
-	}
-	if r.stopped() {
-		return 0, ErrStopped
-	}
-	// SubRuns rounds, each running every policy once on a share of
-	// the operations: a policy's time in this repetition is the
-	// median of its rounds, so that a burst of load from elsewhere on
-	// the machine spoils one round, not the pair.
-	subs := max(1, r.cfg.SubRuns)
-	ops := max(1, pathOps/subs)
-	times := map[string][]float64{}
-	for sub := range subs {
-		base := base + sub*ops // each round its own keys, the same for every policy
-		for _, d := range order {
-			r.prog.tick("%s %s rep %d/%d: %s t=%d %s", s.Name, g.Name, rep+1, r.cfg.Reps, p.Name, threads, d.cfg.Name)
-			for t := range threads {
-				hists[t].Reset()
-			}
-			out, err := r.run(s, p, d, threads, base, ops, hists[:threads])
-			if err != nil {
-				return 0, fmt.Errorf("%s %s: %w", p.Name, d.cfg.Name, err)
-			}
-			cs := cell[d.cfg.Name]
-			if cs == nil {
-				cs = &cellStats{Hist: newHist()}
-				cell[d.cfg.Name] = cs
-			}
-			for t := range threads {
-				cs.Hist.Merge(hists[t])
-			}
-			cs.Ops += int64(ops)
-			times[d.cfg.Name] = append(times[d.cfg.Name], float64(out.wall.Nanoseconds())/float64(ops))
-			cs.IO.add(out.io)
-			cs.Hits += out.hits
-			cs.Misses += out.misses
-			cs.Lost += out.lost
-			cs.Phantom += out.phantom
-			res.Lost += out.lost
-			res.Phantom += out.phantom
-		}
-	}
-	for name, ts := range times {
-		cell[name].NsPerOp = append(cell[name].NsPerOp, median(ts))
-	}
-	return subs * ops, nil
-}
-
-// progress writes one line, rewritten in place, at most every 200 ms.
-type progress struct {
-	w     io.Writer
-	start time.Time
-	last  time.Time
-}
-
-func newProgress(w io.Writer) *progress { return &progress{w: w, start: time.Now()} }
-
-func (p *progress) stage(f string, args ...any) {
-	p.print(fmt.Sprintf(f, args...))
-}
-
-func (p *progress) tick(f string, args ...any) {
-	if time.Since(p.last) < 200*time.Millisecond {
-		return
-	}
-	p.print(fmt.Sprintf(f, args...))
-}
-
-func (p *progress) print(s string) {
-	if p.w == nil {
-		return
-	}
-	p.last = time.Now()
-	el := time.Since(p.start).Truncate(time.Second)
-	if len(s) > 110 {
-		s = s[:110]
-	}
-	fmt.Fprintf(p.w, "\r\033[K[%s] %s", el, s)
-}
-
-func (p *progress) done() {
-	if p.w != nil {
-		fmt.Fprintf(p.w, "\r\033[K[%s] done\n", time.Since(p.start).Truncate(time.Second))
-	}
-}
-
-// scan reads every key of db once, which brings every data and index block
-// into the block cache.
-func scan(db *pebble.DB) error {
-	it, err := db.NewIter(nil)
-	if err != nil {
-		return err
-	}
-	for valid := it.First(); valid; valid = it.Next() {
-	}
-	return it.Close()
 }

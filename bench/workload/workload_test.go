@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -20,6 +19,13 @@ func TestWorkloadTiny(t *testing.T) {
 	cfg.Out = t.TempDir()
 	cfg.Dir = filepath.Join(t.TempDir(), "data") // absent: Run creates and removes it
 	cfg.CommandLine = "go test -run TestWorkloadTiny"
+	shapes := allShapes
+	if testing.Short() {
+		// The burst (L0 sublevels and the reopening load), state (70-byte
+		// values) and deep (synthetic) shapes, on the slow device only.
+		shapes = []shapeSpec{allShapes[1], allShapes[4], allShapes[5]}
+		cfg.Shapes, cfg.Regimes, cfg.LoadShapes = []string{"burst", "state", "deep"}, []string{"slow"}, []string{"burst"}
+	}
 	res, err := Run(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -27,10 +33,10 @@ func TestWorkloadTiny(t *testing.T) {
 	if res.Lost != 0 || res.Phantom != 0 {
 		t.Fatalf("%d keys lost, %d absent keys found", res.Lost, res.Phantom)
 	}
-	if len(res.Shapes) != len(allShapes) {
-		t.Fatalf("%d shapes measured, want %d", len(res.Shapes), len(allShapes))
+	if len(res.Shapes) != len(shapes) {
+		t.Fatalf("%d shapes measured, want %d", len(res.Shapes), len(shapes))
 	}
-	for _, s := range allShapes {
+	for _, s := range shapes {
 		for _, pol := range []string{"none", "bloom(10)", "cuckoo(10)", "cuckoo(16)"} {
 			tc, ok := res.Truth[s.Name][pol]["seek-absent-l6"]
 			if !ok {
@@ -58,17 +64,7 @@ func TestWorkloadTiny(t *testing.T) {
 			t.Errorf("%v: runs missing", k)
 		}
 	}
-	if d, ok := res.db("steady", "cuckoo(10)"); !ok || d.Shape.totalBytes() == 0 {
-		t.Error("steady cuckoo(10): no tables")
-	} else {
-		if runtime.GOOS == "linux" && d.LoadCPU <= 0 {
-			t.Errorf("steady cuckoo(10): load CPU time %v", d.LoadCPU)
-		}
-		// Every table was written by a flush or a compaction at least once.
-		if d.Shape.Written < uint64(d.Shape.totalBytes()) {
-			t.Errorf("steady cuckoo(10): %d sstable bytes written, fewer than the %d the LSM holds", d.Shape.Written, d.Shape.totalBytes())
-		}
-	}
+	checkShapes(t, res)
 	report, err := os.ReadFile(filepath.Join(cfg.Out, "WORKLOAD.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +113,7 @@ func TestRefusesNonEmptyDir(t *testing.T) {
 // again, not removed.
 func TestEmptyDirKept(t *testing.T) {
 	dir := t.TempDir()
-	_, cleanup, err := prepareDir(dir)
+	_, cleanup, err := prepareDir(dir, "x", ErrDirNotEmpty)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,10 +195,11 @@ func TestSpread(t *testing.T) {
 	}
 }
 
-// TestStop checks that a stopped run removes its databases.
+// TestStop checks that a stopped run removes its databases and the report
+// directory it created.
 func TestStop(t *testing.T) {
 	cfg := Defaults("tiny")
-	cfg.Out = t.TempDir()
+	cfg.Out = filepath.Join(t.TempDir(), "out")
 	cfg.Dir = filepath.Join(t.TempDir(), "data")
 	stop := make(chan struct{})
 	close(stop)
@@ -210,36 +207,31 @@ func TestStop(t *testing.T) {
 	if _, err := Run(cfg); !errors.Is(err, ErrStopped) {
 		t.Fatalf("Run after Stop: %v, want ErrStopped", err)
 	}
-	if _, err := os.Stat(cfg.Dir); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("data directory left behind: %v", err)
+	for _, d := range []string{cfg.Dir, cfg.Out} {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("directory %s left behind: %v", d, err)
+		}
 	}
 }
 
-// TestLevelsDiffer checks that a time ratio is flagged where the two
-// databases' populated levels or L0 sublevels differ, and only there.
-func TestLevelsDiffer(t *testing.T) {
-	row := func(name string, tables [7]int64, sub int) dbRow {
-		return dbRow{Cfg: policyCfg{Name: name}, Shape: lsmShape{Tables: tables, Sublevels: sub}}
+// TestRefusesNonEmptyOut checks that a report directory holding anything
+// is refused before the run starts, and left as it was.
+func TestRefusesNonEmptyOut(t *testing.T) {
+	out := t.TempDir()
+	keep := filepath.Join(out, "WORKLOAD.md")
+	if err := os.WriteFile(keep, []byte("an earlier report"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	r := &Result{Shapes: []shapeResult{{Spec: shapeSpec{Name: "steady"}, DBs: []dbRow{
-		row("bloom(16)", [7]int64{0, 0, 0, 1, 0, 9, 55}, 0),
-		row("cuckoo(16)", [7]int64{0, 0, 0, 1, 1, 12, 54}, 0),
-		row("bloom(10)", [7]int64{0, 0, 0, 1, 1, 12, 54}, 0),
-		row("cuckoo(10)", [7]int64{0, 0, 0, 2, 1, 11, 55}, 0),
-		row("bloom(12)", [7]int64{3, 0, 0, 0, 0, 4, 54}, 10),
-		row("cuckoo(12)", [7]int64{3, 0, 0, 0, 0, 4, 54}, 9),
-	}}}}
-	if got := r.levelsDiffer("steady", "cuckoo(16)", "bloom(16)"); !strings.Contains(got, "L3,L4,L5,L6") || !strings.Contains(got, "L3,L5,L6") {
-		t.Errorf("an extra L4: %q", got)
+	cfg := Defaults("tiny")
+	cfg.Out, cfg.Dir = out, filepath.Join(t.TempDir(), "data")
+	if _, err := Run(cfg); !errors.Is(err, ErrOutNotEmpty) {
+		t.Fatalf("Run with a non-empty report directory: %v, want ErrOutNotEmpty", err)
 	}
-	if got := r.levelsDiffer("steady", "cuckoo(10)", "bloom(10)"); got != "" {
-		t.Errorf("the same populated levels, other table counts: %q, want nothing", got)
+	if b, err := os.ReadFile(keep); err != nil || string(b) != "an earlier report" {
+		t.Fatalf("the earlier report changed: %q, %v", b, err)
 	}
-	if got := r.levelsDiffer("steady", "cuckoo(12)", "bloom(12)"); !strings.Contains(got, "9 L0 sublevels") {
-		t.Errorf("other L0 sublevels: %q", got)
-	}
-	if got := r.levelsDiffer("burst", "cuckoo(10)", "bloom(10)"); got != "" {
-		t.Errorf("a shape not run: %q", got)
+	if _, err := os.Stat(cfg.Dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a data directory was created for a refused run: %v", err)
 	}
 }
 
@@ -249,6 +241,9 @@ func TestLevelsDiffer(t *testing.T) {
 // many data blocks per operation from the file system as that run did. Had
 // it reread the same keys, their blocks would still be in the cache.
 func TestFreshKeysPerCell(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads 100,000 keys; run without -short")
+	}
 	cfg := Defaults("tiny")
 	cfg.Keys, cfg.FlushEvery = 100_000, 25_000
 	cfg.Ops, cfg.Reps, cfg.CountOps = 60, 3, 200

@@ -8,9 +8,14 @@
 //
 //	go run ./bench/cmd/workload -quick -out /tmp/workload
 //
-// The databases live in -dir (default: a new temporary directory), which
-// must be empty or absent; the command removes what it writes there and
-// refuses, deleting nothing, a directory that holds anything.
+// The report goes to -out (default: a new temporary directory, whose name
+// the command prints), which must be empty or absent and writable: an
+// earlier report is never overwritten. The databases live in -dir
+// (default: a new temporary directory), which must be empty or absent. The
+// command refuses, deleting nothing, either directory if it holds
+// anything; it removes the databases when it ends, and on a failure or an
+// interrupt the report directory's contents too (the directory itself if
+// it created it).
 package main
 
 import (
@@ -19,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -43,31 +49,32 @@ func main() {
 	cfg.Progress = os.Stderr
 	cfg.Stop = stopOnSignal()
 
-	if _, err := workload.Run(cfg); err != nil {
+	res, err := workload.Run(cfg)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "\nworkload: %v\n", err)
 		if errors.Is(err, workload.ErrLostKeys) {
-			fmt.Fprintf(os.Stderr, "workload: KEYS WERE LOST: see %s/WORKLOAD.md\n", *f.out)
+			fmt.Fprintf(os.Stderr, "workload: KEYS WERE LOST: see %s\n", filepath.Join(res.Config.Out, "WORKLOAD.md"))
 		}
 		os.Exit(1)
 	}
-	fmt.Fprintf(os.Stderr, "wrote %s/WORKLOAD.md\n", *f.out)
+	fmt.Fprintf(os.Stderr, "wrote %s\n", filepath.Join(res.Config.Out, "WORKLOAD.md"))
 }
 
 // defineFlags defines the command's flags on flag.CommandLine.
 func defineFlags() *flags {
 	return &flags{
-		quick:    flag.Bool("quick", false, "the quick run: about 6 minutes on 2 cores"),
+		quick:    flag.Bool("quick", false, "the quick run: under 10 minutes on 2 cores"),
 		tiny:     flag.Bool("tiny", false, "a smoke test of a few seconds: no verdicts"),
 		keys:     flag.Int("keys", 0, "entries per database (0: the mode's default)"),
 		ops:      flag.Int("ops", 0, "fewest operations per measured run (0: the mode's default)"),
 		duration: flag.Duration("duration", 0, "target time of one measured run, from which each path's operation count is calibrated (0: the mode's default)"),
 		countOps: flag.Int("countops", 0, "operations per path of the pass that counts false positives (0: the mode's default)"),
 		reps:     flag.Int("reps", 0, "repetitions (0: the mode's default; at least 10 for the timing targets)"),
-		threads:  flag.String("threads", "1,2", "goroutine counts, comma-separated"),
+		threads:  flag.String("threads", "", "goroutine counts, comma-separated (default: the mode's, 1 for -quick, 1,2 otherwise)"),
 		delay:    flag.Duration("delay", 0, "device delay per sstable read in the slow regime (0: 50µs)"),
 		dir:      flag.String("dir", "", "data directory, empty or absent (default: a temporary directory)"),
-		out:      flag.String("out", "workload-out", "report directory"),
-		shapes:   flag.String("shapes", "", "restrict to these shapes (steady,burst,mvcc)"),
+		out:      flag.String("out", "", "report directory, empty or absent (default: a new temporary directory)"),
+		shapes:   flag.String("shapes", "", "restrict to these shapes (steady,burst,mvcc,blockstore,state,deep)"),
 		regimes:  flag.String("regimes", "", "restrict to these regimes (hot,pagecache,slow)"),
 		paths:    flag.String("paths", "", "restrict to these read paths"),
 	}
@@ -103,8 +110,13 @@ func (f *flags) config() workload.Config {
 	if *f.delay > 0 {
 		cfg.Delay = *f.delay
 	}
-	cfg.Threads = nil
-	for _, t := range strings.Split(*f.threads, ",") {
+	for i, t := range strings.Split(*f.threads, ",") {
+		if *f.threads == "" {
+			break
+		}
+		if i == 0 {
+			cfg.Threads = nil
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(t))
 		if err != nil || n < 1 {
 			fmt.Fprintf(os.Stderr, "workload: bad -threads %q\n", *f.threads)

@@ -59,6 +59,26 @@ func TestRefusesNonEmptyDir(t *testing.T) {
 	}
 }
 
+// TestRefusesNonEmptyOut: a report directory that holds anything is
+// refused with exit status 1 before anything runs, and left as it was.
+func TestRefusesNonEmptyOut(t *testing.T) {
+	out, data := t.TempDir(), filepath.Join(t.TempDir(), "data")
+	keep := filepath.Join(out, "WORKLOAD.md")
+	if err := os.WriteFile(keep, []byte("earlier"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stderr, code := runCmd(t, "-tiny", "-dir", data, "-out", out)
+	if code != 1 || !strings.Contains(stderr, "report directory is not empty") {
+		t.Fatalf("exit %d, stderr %q; want 1 and a refusal", code, stderr)
+	}
+	if b, err := os.ReadFile(keep); err != nil || string(b) != "earlier" {
+		t.Fatalf("the earlier report changed: %q, %v", b, err)
+	}
+	if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a data directory was created: %v", err)
+	}
+}
+
 // TestBadThreads: a malformed flag is a usage error.
 func TestBadThreads(t *testing.T) {
 	if _, code := runCmd(t, "-tiny", "-threads", "0", "-out", t.TempDir()); code != 2 {
