@@ -59,22 +59,37 @@ func Snapshot(dir string) (map[string]FileState, error) {
 }
 
 // Settled returns the Snapshot of dir once it has stopped changing: Pebble
-// removes obsolete files in the background after Open. It polls every
-// 20 ms and gives up after a second.
+// removes obsolete files (WALs, MANIFESTs, OPTIONS) in the background after
+// Open, and on a busy machine that may take a while. It polls every 20 ms
+// until dir has stayed the same for 200 ms, and returns an error if that has
+// not happened within 30 s.
 func Settled(dir string) (map[string]FileState, error) {
-	s, err := Snapshot(dir)
-	for range 50 {
-		if err != nil {
-			return nil, err
+	return settle(dir, 200*time.Millisecond, 30*time.Second)
+}
+
+// settle is Settled with its quiet period and deadline as parameters.
+func settle(dir string, quiet, timeout time.Duration) (map[string]FileState, error) {
+	const poll = 20 * time.Millisecond
+	deadline := time.Now().Add(timeout)
+	last, err := Snapshot(dir)
+	since := time.Now()
+	for {
+		time.Sleep(poll)
+		s, serr := Snapshot(dir)
+		now := time.Now()
+		switch {
+		case serr != nil || err != nil || !maps.Equal(s, last):
+			last, err, since = s, serr, now
+		case now.Sub(since) >= quiet:
+			return s, nil
 		}
-		time.Sleep(20 * time.Millisecond)
-		n, nerr := Snapshot(dir)
-		if nerr == nil && maps.Equal(s, n) {
-			return n, nil
+		if now.After(deadline) {
+			if err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("pebbletest: %s still changing after %v", dir, timeout)
 		}
-		s, err = n, nerr
 	}
-	return nil, fmt.Errorf("%s keeps changing", dir)
 }
 
 // Changes lists, sorted, the files after removed, changed or created

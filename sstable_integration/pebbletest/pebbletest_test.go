@@ -3,6 +3,7 @@ package pebbletest
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +149,52 @@ func TestSnapshotChanges(t *testing.T) {
 		if !strings.HasPrefix(got[i], want[i]) {
 			t.Errorf("change %d: %q, want %q...", i, got[i], want[i])
 		}
+	}
+}
+
+// TestSettled checks that settle waits out a directory that keeps changing
+// for longer than its quiet period, returns the state it settled in, and
+// gives up at its deadline on one that does not stop.
+func TestSettled(t *testing.T) {
+	dir := t.TempDir()
+	churn := func(stop <-chan struct{}, done chan<- time.Time) {
+		var last time.Time
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- last
+				return
+			default:
+			}
+			name := filepath.Join(dir, "f"+strconv.Itoa(i%3))
+			if err := os.WriteFile(name, []byte(strconv.Itoa(i)), 0o644); err != nil {
+				t.Error(err)
+			}
+			last = time.Now()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+
+	stop, done := make(chan struct{}), make(chan time.Time, 1)
+	go churn(stop, done)
+	time.AfterFunc(300*time.Millisecond, func() { close(stop) })
+	s, err := settle(dir, 100*time.Millisecond, 30*time.Second)
+	returned := time.Now()
+	last := <-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if returned.Before(last) {
+		t.Errorf("settle returned %v before the last change", last.Sub(returned))
+	}
+	CheckUnchanged(t, s, MustSnapshot(t, dir))
+
+	stop, done = make(chan struct{}), make(chan time.Time, 1)
+	go churn(stop, done)
+	_, err = settle(dir, 100*time.Millisecond, 300*time.Millisecond)
+	close(stop)
+	<-done
+	if err == nil || !strings.Contains(err.Error(), "still changing") {
+		t.Errorf("settle on a directory that keeps changing: %v", err)
 	}
 }
