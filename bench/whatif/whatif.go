@@ -21,7 +21,9 @@
 // Comparer.Split prefix of every point key (the whole key with the default
 // comparer), consecutive equal prefixes once. From these keys it builds each
 // candidate filter the way Pebble would (FilterPolicy.NewWriter, AddKey,
-// Finish) and reads the table's current filter block.
+// Finish) and reads the table's current filter block, checked as Pebble
+// checks it (its checksum) and as a block of the policy it is named after
+// (ErrBadFilter otherwise).
 //
 // Absent probes come from the database's own keys, so their shape is the
 // user's: keys picked evenly over all the database's filter keys, each with
@@ -57,7 +59,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -185,16 +186,10 @@ func candidates(budgets []int) []candidate {
 	return cs
 }
 
-// readers are the filter policies whose blocks whatif can probe, by name.
-var readers = map[string]pebble.FilterPolicy{
-	bloom.FilterPolicy(10).Name():        bloom.FilterPolicy(10),
-	cuckoopolicy.FilterPolicy(10).Name(): cuckoopolicy.FilterPolicy(10),
-}
-
 // Analyze opens the database in c.Dir read-only, measures and returns the
 // report. It never writes to the database. Errors: ErrNotDB, ErrInUse,
-// ErrNotRegular, an unknown comparer, a comparer other than the database's,
-// and any error reading a table.
+// ErrNotRegular, ErrBadFilter, an unknown comparer, a comparer other than
+// the database's, and any error reading a table.
 func Analyze(c Config) (_ *Report, err error) {
 	budgets, probes, err := checkConfig(c)
 	if err != nil {
@@ -438,8 +433,8 @@ func (a *analysis) readTable(L *Level, info pebble.SSTableInfo) (*table, error) 
 		smallest: bytes.Clone(info.Smallest.UserKey[:a.split(info.Smallest.UserKey)]),
 		largest:  bytes.Clone(info.Largest.UserKey[:a.split(info.Largest.UserKey)]),
 	}
-	if err := readNowFilter(t, r, f); err != nil {
-		return nil, fmt.Errorf("whatif: %s: %w", path, err)
+	if err := readNowFilter(t, r, f, path); err != nil {
+		return nil, err
 	}
 	stride, every := a.spacing(info)
 	s, err := a.scanKeys(r, info, stride, every)
@@ -477,34 +472,6 @@ func (a *analysis) openTable(info pebble.SSTableInfo) (vfs.File, *sstable.Reader
 		return nil, nil, fmt.Errorf("whatif: %s: %w", path, err)
 	}
 	return f, r, nil
-}
-
-// readNowFilter sets t's current filter: its policy name and size, and, when
-// whatif can probe it, its policy and block.
-func readNowFilter(t *table, r *sstable.Reader, f vfs.File) error {
-	// The metaindex names the filter; a virtual table's properties may not.
-	layout, err := r.Layout()
-	if err != nil {
-		return err
-	}
-	for _, h := range layout.Filter {
-		name, ok := strings.CutPrefix(h.Name, "fullfilter.")
-		if !ok {
-			continue
-		}
-		t.nowName, t.nowSize = name, h.Length
-		p := readers[name]
-		if p == nil || h.Length > 1<<31 {
-			return nil
-		}
-		block := make([]byte, h.Length)
-		if _, err := f.ReadAt(block, int64(h.Offset)); err != nil {
-			return fmt.Errorf("reading the filter block: %w", err)
-		}
-		t.now, t.nowBlock = p, block
-		return nil
-	}
-	return nil
 }
 
 // spacing returns the table's sample stride (every entry when it needs no
