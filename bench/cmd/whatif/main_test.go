@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -222,8 +221,8 @@ func TestHelp(t *testing.T) {
 // TestNoTesting checks that the command does not link package testing, which
 // a test fixture package would bring in.
 func TestNoTesting(t *testing.T) {
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goCmd); err != nil {
+	goCmd, err := exec.LookPath("go") // go test puts its own first in PATH
+	if err != nil {
 		t.Skipf("no go command: %v", err)
 	}
 	out, err := exec.Command(goCmd, "list", "-deps", ".").Output()
