@@ -12,8 +12,9 @@
 // (pebble.DB.Checkpoint) or a copy. See package bench/whatif for what it
 // measures and how absent probes are derived. The report goes to stdout,
 // progress lines for databases of many tables to stderr; on any error it
-// prints the error and exits with status 1. -h prints the usage and exits
-// with status 0.
+// prints the error and exits with status 1: a damaged database (a corrupt
+// table or filter block, a file that is a named pipe) is such an error, and
+// the message names the file. -h prints the usage and exits with status 0.
 package main
 
 import (
