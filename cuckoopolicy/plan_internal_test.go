@@ -206,34 +206,44 @@ func TestPlanBytes(t *testing.T) {
 	}
 }
 
-// TestProgressive checks the preset's promise on an LSM of the usual shape
-// (level multiplier 10, L3 to L6 populated, two L0 sublevels) by the embedded
-// curves: no more filter bytes than Pebble's progressive bloom plan, a tenth
-// or less of its false positives for Get, and fewer where L6 filters are
-// read.
+// TestProgressive checks the preset's promise by the embedded curves on LSMs
+// of the usual shape: the workload's steady LSM (L3 to L6 as measured), the
+// same under ten overlapping L0 tables (burst), and every level from L1 to L6
+// at a multiplier of 10 under four L0 sublevels (deep). On each, no more
+// filter bytes than Pebble's progressive bloom plan, at most 0.15x its false
+// positives for Get and 0.95x where L6 filters are read.
 func TestProgressive(t *testing.T) {
-	s := shape{
-		keys:   [7]uint64{3_000, 0, 0, 3_000, 30_000, 300_000, 3_000_000},
-		tables: [7]int{2, 0, 0, 1, 4, 40, 400},
-		probes: [7]float64{2, 0, 0, 1, 1, 1, 1},
+	steady := shape{
+		keys:   [7]uint64{0, 0, 0, 976, 3_434, 31_792, 266_865},
+		tables: [7]int{0, 0, 0, 1, 2, 16, 130},
+		probes: [7]float64{0, 0, 0, 1, 1, 1, 1},
+	}
+	burst := steady
+	burst.keys[0], burst.tables[0], burst.probes[0] = 10*3_000, 10, 10
+	deep := shape{
+		keys:   [7]uint64{4 * 300, 300, 3_000, 30_000, 300_000, 3_000_000, 30_000_000},
+		tables: [7]int{4, 1, 2, 15, 150, 1_500, 15_000},
+		probes: [7]float64{4, 1, 1, 1, 1, 1, 1},
 	}
 	b := func(n int) pebble.FilterPolicy { return bloom.FilterPolicy(n) }
 	bloomProgressive := Plan{b(16), b(16), b(16), b(16), b(14), b(10), b(8)}
-	_, bytes := s.cost(Progressive(), true)
-	_, bbytes := s.cost(bloomProgressive, true)
-	if bytes > bbytes {
-		t.Errorf("Progressive takes %.0f bytes, bloom-progressive %.0f", bytes, bbytes)
-	}
-	for _, useL6 := range []bool{false, true} {
-		fp, _ := s.cost(Progressive(), useL6)
-		bfp, _ := s.cost(bloomProgressive, useL6)
-		want := 0.15
-		if useL6 {
-			want = 0.95
+	for name, s := range map[string]shape{"steady": steady, "burst": burst, "deep": deep} {
+		_, bytes := s.cost(Progressive(), true)
+		_, bbytes := s.cost(bloomProgressive, true)
+		if bytes > bbytes {
+			t.Errorf("%s: Progressive takes %.0f bytes, bloom-progressive %.0f", name, bytes, bbytes)
 		}
-		t.Logf("useL6=%v: Progressive %.5f, bloom-progressive %.5f false positives per absent lookup (%.3fx); bytes %.3fx", useL6, fp, bfp, fp/bfp, bytes/bbytes)
-		if fp > want*bfp {
-			t.Errorf("useL6=%v: Progressive %.5f false positives per absent lookup, bloom-progressive %.5f: ratio %.3f, want at most %.2f", useL6, fp, bfp, fp/bfp, want)
+		for _, useL6 := range []bool{false, true} {
+			fp, _ := s.cost(Progressive(), useL6)
+			bfp, _ := s.cost(bloomProgressive, useL6)
+			want := 0.15
+			if useL6 {
+				want = 0.95
+			}
+			t.Logf("%s, useL6=%v: Progressive %.5f, bloom-progressive %.5f false positives per absent lookup (%.3fx); bytes %.3fx", name, useL6, fp, bfp, fp/bfp, bytes/bbytes)
+			if fp > want*bfp {
+				t.Errorf("%s, useL6=%v: Progressive %.5f false positives per absent lookup, bloom-progressive %.5f: ratio %.3f, want at most %.2f", name, useL6, fp, bfp, fp/bfp, want)
+			}
 		}
 	}
 }
