@@ -1,0 +1,93 @@
+package whatif
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// deriveProbes turns the source keys into keys present in no table.
+func (a *analysis) deriveProbes(rep *Report) [][]byte {
+	present := func(k []byte) bool {
+		_, ok := slices.BinarySearch(a.hashes, xxhash.Sum64(k))
+		return ok
+	}
+	var ps [][]byte
+	rep.Sources = len(a.sources)
+	for _, s := range a.sources {
+		body, tail := s, []byte(nil)
+		if a.sentinel && len(s) > 0 && s[len(s)-1] == 0 {
+			body, tail = s[:len(s)-1], s[len(s)-1:]
+		}
+		var found []byte
+		if len(body) > 0 {
+			for bit := 0; bit < 8 && found == nil; bit++ {
+				k := append(bytes.Clone(body), tail...)
+				k[len(body)-1] ^= 1 << bit
+				if !present(k) {
+					found = k
+				}
+			}
+		}
+		if found != nil {
+			rep.ByFlip++
+		} else {
+			k := append(append(append([]byte(nil), body...), 0), tail...)
+			if present(k) {
+				rep.NoProbe++
+				continue
+			}
+			found = k
+			rep.ByAppend++
+		}
+		ps = append(ps, found)
+	}
+	slices.SortFunc(ps, a.cmp)
+	ps = slices.CompactFunc(ps, func(x, y []byte) bool { return bytes.Equal(x, y) })
+	rep.Probes = len(ps)
+	return ps
+}
+
+// probe runs every probe through the read model.
+func (a *analysis) probe(rep *Report, ps [][]byte) {
+	for li := 1; li < NumLevels; li++ {
+		slices.SortFunc(a.tables[li], func(x, y *table) int { return a.cmp(x.smallest, y.smallest) })
+	}
+	check := func(L *Level, t *table, p []byte) {
+		if t.cands == nil {
+			return // no point keys: no filter and no data block to read
+		}
+		L.Checks++
+		switch {
+		case t.now == nil:
+			L.NowHits++
+		default:
+			L.NowFiltered++
+			if t.now.MayContain(pebble.TableFilter, t.nowBlock, p) {
+				L.NowHits++
+				L.NowFalsePos++
+			}
+		}
+		for i, cd := range a.cands {
+			if cd.policy.MayContain(pebble.TableFilter, t.cands[i], p) {
+				L.Candidates[i].Hits++
+			}
+		}
+	}
+	for _, p := range ps {
+		for _, t := range a.tables[0] {
+			if a.cmp(t.smallest, p) <= 0 && a.cmp(p, t.largest) <= 0 {
+				check(&rep.Levels[0], t, p)
+			}
+		}
+		for li := 1; li < NumLevels; li++ {
+			ts := a.tables[li]
+			i, _ := slices.BinarySearchFunc(ts, p, func(t *table, p []byte) int { return a.cmp(t.largest, p) })
+			if i < len(ts) && a.cmp(ts[i].smallest, p) <= 0 {
+				check(&rep.Levels[li], ts[i], p)
+			}
+		}
+	}
+}
