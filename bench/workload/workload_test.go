@@ -248,6 +248,7 @@ func TestFreshKeysPerCell(t *testing.T) {
 	cfg.Keys, cfg.FlushEvery = 100_000, 25_000
 	cfg.Ops, cfg.Reps, cfg.CountOps = 60, 3, 200
 	cfg.Shapes, cfg.Regimes, cfg.Paths = []string{"steady"}, []string{"pagecache"}, []string{"get-present"}
+	cfg.LoadRounds = 0
 	cfg.Out = t.TempDir()
 	cfg.Dir = filepath.Join(t.TempDir(), "data")
 	res, err := Run(cfg)
