@@ -65,19 +65,10 @@ func (p policyCfg) levels() [7]pebble.FilterPolicy {
 	return ls
 }
 
-// apply configures opts with the policy of each level, as
-// cuckoopolicy.ApplyPlan does: cuckoopolicy.Apply (which registers the
-// readers of bloom's and cuckoo's blocks), then each level's policy, each
-// registered in opts.Filters too.
+// apply configures opts with the policy of each level: cuckoopolicy.ApplyPlan
+// (which also registers the readers of bloom's and cuckoo's blocks).
 func (p policyCfg) apply(opts *pebble.Options) {
-	ls := p.levels()
-	cuckoopolicy.Apply(opts, ls[0])
-	for l, f := range ls {
-		opts.Levels[l].FilterPolicy = f
-		if _, ok := opts.Filters[f.Name()]; !ok && f != pebble.NoFilterPolicy {
-			opts.Filters[f.Name()] = f
-		}
-	}
+	cuckoopolicy.ApplyPlan(opts, cuckoopolicy.Plan(p.levels()))
 }
 
 func (p policyCfg) levelsString() string {
