@@ -75,6 +75,7 @@ func (a *analysis) probe(rep *Report, ps [][]byte) {
 				L.Candidates[i].Hits++
 			}
 		}
+		checkProjections(a.plan, t, p)
 	}
 	for _, p := range ps {
 		for _, t := range a.tables[0] {

@@ -69,6 +69,7 @@ func (r *Report) Write(w io.Writer) error {
 	r.writeMethod(b)
 	if r.Probes == 0 {
 		b.WriteString("\nNo absent probes: nothing to measure.\n")
+		r.writePlan(b)
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
@@ -80,6 +81,7 @@ func (r *Report) Write(w io.Writer) error {
 		r.writeLevel(b, li)
 	}
 	r.writeTotals(b, base)
+	r.writePlan(b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

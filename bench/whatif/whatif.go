@@ -42,6 +42,23 @@
 // positives) equal to the model's, for Get and for SeekPrefixGE with
 // UseL6Filters.
 //
+// # Filter plans
+//
+// With Config.Memory, Analyze also asks cuckoopolicy.PlanFor, on the
+// database it opened read-only, for the plan (a filter policy per level)
+// that its model gives the fewest false-positive reads within Memory bytes
+// of filters, for db.Get or, with Config.UseL6, for lookups that read L6
+// filters. It then measures that plan, the current filters and bloom(10) on
+// every level with the read model above: each table's filter of the plan
+// built from its keys, the same absent probes, a data-block read for every
+// filter positive and every check of a table without a filter. The figures
+// are the reads in vain per absent lookup on L0-L5 (what Get's filters can
+// save) and on L0-L6 (lookups with UseL6Filters), and the filters' bytes on
+// the current tables. PlanFor's rates come from curves measured on random
+// keys; whatif's from the database's own keys, so the two can differ where
+// the keys defeat a filter's hashing. Report.Write ends with the Go lines
+// that apply the plan (GoLines).
+//
 // # Limits
 //
 // Keys that live only in the WAL (replayed into a memtable by the read-only
@@ -90,6 +107,13 @@ type Config struct {
 	Sample   int
 	Probes   int       // absent probes to derive; 0: DefaultProbes
 	Progress io.Writer // if not nil, progress lines for databases of many tables
+	// Memory, if not 0, asks for the filter plan cuckoopolicy.PlanFor
+	// chooses for the database within Memory bytes of filters, measured
+	// beside the current filters and bloom(10) on every level (Report.Plan).
+	// UseL6 is PlanFor's useL6: the plan is for lookups that read L6
+	// filters; it needs Memory.
+	Memory uint64
+	UseL6  bool
 }
 
 // Report is what Analyze measured: plain data, with no reference to the
@@ -100,15 +124,16 @@ type Report struct {
 	Comparer     string // the comparer's Name
 	Candidates   []string
 	Levels       [NumLevels]Level
-	Sources      int      // keys of the database the probes derive from
-	ByFlip       int      // absent keys made by flipping a bit of the last byte
-	ByAppend     int      // absent keys made by appending a 0x00 byte
-	NoProbe      int      // sources for which neither gives an absent key
-	Probes       int      // distinct absent probes
-	Sampled      bool     // some table's candidates were built from a sample of its keys
-	Baseline     string   // what savings are against: "now"; "bloom(10)" when no table has a filter whatif can probe ("none" without budget 10)
-	Unreadable   []string // current filter policy names whatif cannot probe (counted as no filter)
-	RemoteTables int      // tables on shared or external storage, not read
+	Sources      int         // keys of the database the probes derive from
+	ByFlip       int         // absent keys made by flipping a bit of the last byte
+	ByAppend     int         // absent keys made by appending a 0x00 byte
+	NoProbe      int         // sources for which neither gives an absent key
+	Probes       int         // distinct absent probes
+	Sampled      bool        // some table's candidates were built from a sample of its keys
+	Baseline     string      // what savings are against: "now"; "bloom(10)" when no table has a filter whatif can probe ("none" without budget 10)
+	Unreadable   []string    // current filter policy names whatif cannot probe (counted as no filter)
+	RemoteTables int         // tables on shared or external storage, not read
+	Plan         *PlanReport // the filter plan for Config.Memory; nil without it
 
 	probeKeys [][]byte // the absent probes, for tests
 }
@@ -170,6 +195,7 @@ type table struct {
 	now               pebble.FilterPolicy
 	nowBlock          []byte
 	cands             [][]byte // candidate blocks; nil when the table has no point keys
+	proj              [][]byte // the projections' blocks (nil: no filter); see PlanReport
 }
 
 type candidate struct {
@@ -219,6 +245,10 @@ func Analyze(c Config) (_ *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if rep.Plan, err = choosePlan(db, c); err != nil {
+		return nil, err
+	}
+	a.plan = rep.Plan
 	nTables, totalEntries := countTables(levels)
 	a.total = totalEntries
 	progress := c.Progress
@@ -260,6 +290,9 @@ func checkConfig(c Config) (budgets []int, probes int, err error) {
 		if b < 1 || b > 64 {
 			return nil, 0, fmt.Errorf("whatif: budget %d bits per key is out of range 1..64", b)
 		}
+	}
+	if c.UseL6 && c.Memory == 0 {
+		return nil, 0, fmt.Errorf("whatif: a plan for lookups that read L6 filters (-l6) needs the filter bytes it may take (-memory)")
 	}
 	if c.Sample < 0 || c.Probes < 0 {
 		return nil, 0, fmt.Errorf("whatif: -sample and -probes must not be negative")
@@ -412,6 +445,7 @@ type analysis struct {
 	total    uint64
 	sentinel bool
 	sampled  bool
+	plan     *PlanReport // nil: no plan asked for
 
 	tables  [NumLevels][]*table
 	hashes  []uint64 // every filter key of the database
@@ -448,6 +482,7 @@ func (a *analysis) readTable(L *Level, info pebble.SSTableInfo) (*table, error) 
 		return t, nil
 	}
 	a.buildCandidates(L, t, s.keys, s.nkeys)
+	a.buildProjections(a.plan, t, s.keys, s.nkeys)
 	return t, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -179,6 +180,14 @@ func TestBadInput(t *testing.T) {
 		{"unknown comparer", db, []string{"-comparer", "reverse"}, "unknown comparer"},
 		{"comparer mismatch", db, []string{"-comparer", "cockroach"}, "comparer"},
 		{"bad budget", db, []string{"-budgets", "10,x"}, "-budgets"},
+		{"memory 0", db, []string{"-memory", "0"}, "-memory 0: a plan needs more than 0 bytes"},
+		{"memory 0 MiB", db, []string{"-memory", "0MiB"}, "-memory 0MiB: a plan needs more than 0 bytes"},
+		{"memory empty", db, []string{"-memory", ""}, `bad size ""`},
+		{"memory unit", db, []string{"-memory", "64XB"}, `bad size "64XB"`},
+		{"memory negative", db, []string{"-memory", "-1MiB"}, `bad size "-1MiB"`},
+		{"memory fraction of a byte", db, []string{"-memory", "1.5"}, "whole number"},
+		{"memory too large", db, []string{"-memory", "16777216TiB"}, "2^64 bytes or more"},
+		{"l6 without memory", db, []string{"-l6"}, "-l6 needs -memory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := pebbletest.MustSnapshot(t, c.dir)
@@ -234,4 +243,36 @@ func TestNoTesting(t *testing.T) {
 			t.Error("the whatif command links package testing")
 		}
 	}
+}
+
+// TestPlan runs the command with -memory, with and without -l6: the plan
+// section, its Go lines, and a filter on L6 only with -l6.
+func TestPlan(t *testing.T) {
+	dir := buildDB(t)
+	before := pebbletest.MustSnapshot(t, dir)
+	for _, l6 := range []bool{false, true} {
+		args := []string{"-db", dir, "-budgets", "10", "-probes", "2000", "-memory", "64KiB"}
+		if l6 {
+			args = append(args, "-l6")
+		}
+		out, errOut, code := runCmd(t, args...)
+		if code != 0 {
+			t.Fatalf("whatif %s: exit status %d, stderr:\n%s", strings.Join(args, " "), code, errOut)
+		}
+		for _, s := range []string{"Filter plan: cuckoopolicy.PlanFor within 64 KiB", "bloom(10) on every level",
+			"cuckoopolicy.ApplyPlan(opts, cuckoopolicy.Plan{"} {
+			if !strings.Contains(out, s) {
+				t.Errorf("-l6 %v: output lacks %q:\n%s", l6, s, out)
+			}
+		}
+		// The Go lines end with L6's entry: nil without -l6, a policy with it.
+		noL6 := regexp.MustCompile(`\tnil, +// L6\n`).MatchString(out)
+		if noL6 == l6 || strings.Contains(out, "per L6-filtered lookup") != l6 {
+			t.Errorf("-l6 %v: L6 entry nil: %v; output:\n%s", l6, noL6, out)
+		}
+		if testing.Verbose() {
+			t.Log("\n" + out[strings.Index(out, "\nFilter plan:"):])
+		}
+	}
+	pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, dir))
 }
