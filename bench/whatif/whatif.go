@@ -66,8 +66,9 @@
 // backing file within its bounds; its current filter bytes are the backing
 // file's. Tables on shared or external storage are skipped and counted.
 // Memory: 8 bytes per filter key of the database (the hashes that tell
-// absent keys), plus the candidate filters of every table, built from at
-// most Config.Sample keys per table.
+// absent keys), plus the candidate filters of every table (and with
+// Config.Memory the plan's and bloom(10)'s), built from at most
+// Config.Sample keys per table.
 package whatif
 
 import (
