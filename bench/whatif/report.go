@@ -9,6 +9,20 @@ import (
 	"text/tabwriter"
 )
 
+// FPR returns the candidate's false-positive rate on the level's checks.
+func (l *Level) FPR(i int) float64 { return ratio(l.Candidates[i].Hits, l.Checks) }
+
+// NowFPR returns the current filters' false-positive rate on the checks of
+// tables that have a filter whatif can probe.
+func (l *Level) NowFPR() float64 { return ratio(l.NowFalsePos, l.NowFiltered) }
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
 // baseHits returns the level's data-block reads under the baseline filters.
 func (r *Report) baseHits(L *Level) int {
 	switch r.Baseline {
