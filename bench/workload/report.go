@@ -99,6 +99,7 @@ func writeReport(r *Result) error {
 		r.writeTargets(w)
 	}
 	r.writeSummary(w)
+	r.writePlans(w)
 	r.writePolicies(w)
 	r.writeShapes(w)
 	r.writeLoading(w)
@@ -135,7 +136,11 @@ func (r *Result) writeHeader(w func(string, ...any), tiny bool) {
 		c.Mode, c.Keys, c.FlushEvery, mib(float64(c.LBaseMaxBytes)), mib(float64(c.FileSize)), c.BurstTables, 100*burstShare, mvccVersions)
 	w("- Timed runs: per path, enough operations for %s on one goroutine (at least %d; calibrated on the first database after the warm-up), the same for every policy; %d repetitions, each of %d rounds in which every policy runs back to back (order rotated by one each repetition); a repetition's time per operation is the median of its rounds; every round of every path, thread count and repetition reads keys that no earlier run read (the same keys for every policy), so that a small cache holds none of its blocks; threads %v; one untimed warm-up run per path and policy first\n", c.RunTime, c.Ops, c.Reps, max(1, c.SubRuns), c.Threads)
 	if !c.TimeAll {
-		w("- Timed policies: none, bloom(B), cuckoo(B) and the per-level spreads; the matched and tuned cuckoo policies are built and counted (false positives, filter bytes), not timed\n")
+		w("- Timed policies: none, bloom(B), cuckoo(B) and the per-level spreads; the matched and tuned cuckoo policies are built and counted (false positives, filter bytes), not timed")
+		if c.FilterPlans {
+			w("; the filter plans are counted on the absent paths, and timed only where a target needs their time (planfor-l6 on steady/slow, planfor-get on burst/slow)")
+		}
+		w("\n")
 	}
 	w("- Loading: %d lockstep rounds of %d entries each on %v\n", c.LoadRounds, loadKeys(c), loadShapesOf(c))
 	w("- Regimes: hot = block cache of twice the database plus 8 MiB, warmed by a full scan and a pass of every path; pagecache = block cache of 2%% of the database (at least 1 MiB) plus twice the largest filter bytes among the shape's databases (filters stay resident; the same cache for every policy), the files in the OS page cache; slow = pagecache plus %s per sstable read (a nanosleep, measured at %s per read)\n\n",

@@ -96,7 +96,9 @@ func (r *Result) computeVerdicts() {
 	r.Verdicts = append(r.Verdicts, r.timeVerdicts()...)
 	// 5. Loading time.
 	r.Verdicts = append(r.Verdicts, r.loadVerdict())
-	// 6. Zero keys lost.
+	// 6. Filter plans.
+	r.Verdicts = append(r.Verdicts, r.planVerdicts()...)
+	// 7. Zero keys lost.
 	r.Verdicts = append(r.Verdicts, r.lostVerdict())
 }
 

@@ -160,6 +160,9 @@ func (r *runner) countPass(s shapeSpec, d *dbInst) (map[string]truthCounts, erro
 	}
 	out := map[string]truthCounts{}
 	for _, p := range r.paths() {
+		if !r.countsPath(d, p) {
+			continue
+		}
 		var tp0, fp0, un0 int64
 		for _, c := range counters {
 			tp0, fp0, un0 = tp0+c.tp.Load(), fp0+c.fp.Load(), un0+c.unknown.Load()

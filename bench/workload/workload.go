@@ -43,6 +43,12 @@ type Config struct {
 	LoadShapes             []string // the shapes whose loading is measured (nil: all but deep)
 	// Plans are measured beside the built-in policies, on the same LSMs.
 	Plans []Plan
+	// FilterPlans measures the filter plans beside the other policies:
+	// bloom(10)-noL6, bloom-progressive, progressive and PlanFor's plans
+	// (planfor-get, planfor-noL6bytes, planfor-l6), each against bloom(10),
+	// which is then always built. Where TimeAll is false they are counted
+	// on the absent paths and timed only where a target needs their time.
+	FilterPlans bool
 }
 
 // Plan is a named filter policy per level, L0 to L6 (nil: no filter on
@@ -55,7 +61,7 @@ type Plan struct {
 
 // Defaults returns the configuration of a mode: "tiny", "quick" or "full".
 func Defaults(mode string) Config {
-	c := Config{Mode: mode, Budgets: []int{10, 12, 16}, Threads: []int{1, 2}, Delay: 50 * time.Microsecond, Seed: 1, TimeAll: true}
+	c := Config{Mode: mode, Budgets: []int{10, 12, 16}, Threads: []int{1, 2}, Delay: 50 * time.Microsecond, Seed: 1, TimeAll: true, FilterPlans: true}
 	switch mode {
 	case "tiny":
 		c.Keys, c.FlushEvery, c.BurstTables = 6000, 1500, 4
@@ -282,6 +288,10 @@ func (r *runner) uniformConfigs() []policyCfg {
 		pol := t.Policy
 		cfgs = append(cfgs, policyCfg{Name: t.Name, Family: famCuckoo, Tuned: &pol, TunedFor: t.For})
 	}
+	if r.cfg.FilterPlans {
+		add(famBloom, 10)
+		cfgs = append(cfgs, fixedPlans()...)
+	}
 	for _, p := range r.cfg.Plans {
 		levels := p.Levels
 		cfgs = append(cfgs, policyCfg{Name: p.Name, Family: famPlan, Plan: &levels})
@@ -309,14 +319,7 @@ func (r *runner) shape(s shapeSpec, dataDir string) error {
 		return fmt.Errorf("reference: %w", err)
 	}
 	sr.Reference = refShape
-	newDB := func(c policyCfg) *dbInst {
-		return &dbInst{cfg: c, dir: filepath.Join(base, sanitize(c.Name)), st: &ioStats{}}
-	}
-	var dbs []*dbInst
-	for _, c := range r.uniformConfigs() {
-		dbs = append(dbs, newDB(c))
-	}
-	built, err := r.build(s, lay, dbs, nil)
+	dbs, built, err := r.databases(s, lay, base)
 	if err != nil {
 		return err
 	}
@@ -324,17 +327,6 @@ func (r *runner) shape(s shapeSpec, dataDir string) error {
 	sr.Layout.Synthetic, sr.Layout.Moved = s.Deep, moved(lay, built)
 	if err := checkDeep(s, sr.Layout); err != nil {
 		return err
-	}
-	// The per-level spreads, from bloom(10)'s LSM.
-	if spreads := r.spreads(s, dbs); len(spreads) > 0 {
-		var more []*dbInst
-		for _, c := range spreads {
-			more = append(more, newDB(c))
-		}
-		if _, err := r.build(s, built, more, dbs[0]); err != nil {
-			return err
-		}
-		dbs = append(dbs, more...)
 	}
 	os.RemoveAll(filepath.Join(base, "reference"))
 	truth := map[string]map[string]truthCounts{}
@@ -356,11 +348,44 @@ func (r *runner) shape(s shapeSpec, dataDir string) error {
 		if len(r.cfg.Regimes) > 0 && !slices.Contains(r.cfg.Regimes, g.Name) {
 			continue
 		}
-		if err := r.regime(s, g, r.timed(dbs)); err != nil {
+		if err := r.regime(s, g, r.timed(s, g, dbs)); err != nil {
 			return fmt.Errorf("regime %s: %w", g.Name, err)
 		}
 	}
 	return nil
+}
+
+// databases builds every policy's database of the shape in base from lay:
+// the uniform policies and the fixed filter plans, then, from bloom(10)'s
+// database, the per-level spreads and PlanFor's plans. It returns them and
+// the layout as built.
+func (r *runner) databases(s shapeSpec, lay layout, base string) ([]*dbInst, layout, error) {
+	newDB := func(c policyCfg) *dbInst {
+		return &dbInst{cfg: c, dir: filepath.Join(base, sanitize(c.Name)), st: &ioStats{}}
+	}
+	var dbs []*dbInst
+	for _, c := range r.uniformConfigs() {
+		dbs = append(dbs, newDB(c))
+	}
+	built, err := r.build(s, lay, dbs, nil)
+	if err != nil {
+		return nil, lay, err
+	}
+	more := r.spreads(s, dbs)
+	plans, err := r.planFors(s, dbs)
+	if err != nil {
+		return nil, built, err
+	}
+	var extra []*dbInst
+	for _, c := range append(more, plans...) {
+		extra = append(extra, newDB(c))
+	}
+	if len(extra) > 0 {
+		if _, err := r.build(s, built, extra, dbs[0]); err != nil {
+			return nil, built, err
+		}
+	}
+	return append(dbs, extra...), built, nil
 }
 
 // reference returns the layout every policy's database of the shape gets:
@@ -423,14 +448,21 @@ func (r *runner) spreads(s shapeSpec, dbs []*dbInst) []policyCfg {
 	return out
 }
 
-// timed returns the databases whose operations are timed.
-func (r *runner) timed(dbs []*dbInst) []*dbInst {
+// timed returns the databases whose operations are timed in shape s and
+// regime g.
+func (r *runner) timed(s shapeSpec, g regimeSpec, dbs []*dbInst) []*dbInst {
 	if r.cfg.TimeAll {
 		return dbs
 	}
 	var out []*dbInst
 	for _, d := range dbs {
 		c := d.cfg
+		if c.Preset {
+			if r.timesPlan(c, s, g) {
+				out = append(out, d)
+			}
+			continue
+		}
 		if c.Family == famNone || c.PerLevel || c.Plan != nil || (c.Tuned == nil && slices.Contains(r.cfg.Budgets, c.B)) {
 			out = append(out, d)
 		}

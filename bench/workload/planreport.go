@@ -1,0 +1,88 @@
+package workload
+
+import (
+	"math"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+)
+
+// planNames are the filter plans in report order, bloom(10) first.
+var planNames = []string{planBase, planBloomNoL6, planBloomProg, planProgressive, planForGet, planForNoL6Bytes, planForL6}
+
+// planPaths are the absent paths the filter plans are compared on.
+var planPaths = []string{"get-absent", "seek-absent", "seek-absent-l6"}
+
+// writePlans writes the filter plans: what each is, the plans PlanFor
+// chose, filter bytes and false-positive reads against bloom(10), and the
+// time ratios where the plans were timed.
+func (r *Result) writePlans(w func(string, ...any)) {
+	if !r.Config.FilterPlans {
+		return
+	}
+	w("\n## Filter plans\n\n")
+	w("A filter policy per level, L0 to L6, on the same LSMs as every other policy (each plan's tables written with its levels' policies):\n\n")
+	w("- bloom(10): Pebble's bloom filter at 10 bits per key on every level, the baseline.\n")
+	w("- bloom(10)-noL6: bloom(10) on L0-L5 and no filter on L6 (CockroachDB's and Ethereum clients' configuration).\n")
+	w("- bloom-progressive: Pebble master's progressive recipe on v2.1.7's bloom filter, bloom 16, 16, 16, 16, 14, 10, 8 bits per key on L0..L6, without master's 1 MiB cap per filter.\n")
+	w("- progressive: cuckoopolicy.Progressive(), %s.\n", planString(r.Shapes, planProgressive))
+	w("- planfor-get: cuckoopolicy.PlanFor(db, bloom(10)'s filter bytes on the shape's tables, false); planfor-noL6bytes: the same at bloom(10)-noL6's bytes; planfor-l6: PlanFor at bloom(10)'s bytes with useL6 true. Each computed per shape on bloom(10)'s database (the layout's tables) before the plans' databases are built:\n\n")
+	w("| shape | policy | budget (filter bytes) | plan |\n|---|---|---:|---|\n")
+	for _, p := range r.Plans {
+		w("| %s | %s | %d | %s |\n", p.Shape, p.Name, p.Budget, p.Plan)
+	}
+	w("\nFilter bytes on the shape's tables, and false-positive block reads per operation on the absent paths (counting pass), each with its ratio to bloom(10)'s:\n\n")
+	w("| shape | policy | filter bytes | ×bloom(10) |")
+	for _, p := range planPaths {
+		w(" %s FP/op | ×bloom(10) |", p)
+	}
+	w("\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, s := range r.shapeNames() {
+		for _, x := range planNames {
+			d, ok := r.db(s, x)
+			if !ok {
+				continue
+			}
+			fb, _ := d.Shape.totalFilter()
+			w("| %s | %s | %d | %s |", s, x, fb, f3(r.filterRatio(s, x, planBase)))
+			for _, p := range planPaths {
+				xfp, _ := r.fpPerOp(s, p, x)
+				bfp, _ := r.fpPerOp(s, p, planBase)
+				ratio := math.NaN()
+				if bfp > 0 {
+					ratio = xfp / bfp
+				}
+				w(" %s | %s |", f4(xfp), f3(ratio))
+			}
+			w("\n")
+		}
+	}
+	r.writePlanTimes(w)
+}
+
+// writePlanTimes writes the time ratios of the filter plans to bloom(10),
+// in every cell where a plan was timed.
+func (r *Result) writePlanTimes(w func(string, ...any)) {
+	w("\nTime per operation: plan/bloom(10), median of paired ratios [sign-test interval], where the plan was timed; bloom(10)'s µs per operation beside it:\n\n")
+	w("| shape | regime | path | threads | policy | bloom(10) µs | time |\n|---|---|---|---:|---|---:|---|\n")
+	for _, k := range r.cellKeys() {
+		for _, x := range planNames[1:] {
+			st := r.timeRatio(k, x, planBase)
+			if st.N == 0 {
+				continue
+			}
+			w("| %s | %s | %s | %d | %s | %.2f | %s |\n", k.Shape, k.Regime, k.Path, k.Threads, x, median(r.Cells[k][planBase].NsPerOp)/1e3, r.timeCell(k, x, planBase))
+		}
+	}
+}
+
+// planString is the plan of policy name in the first shape that has it.
+func planString(shapes []shapeResult, name string) string {
+	for _, s := range shapes {
+		for _, d := range s.DBs {
+			if d.Cfg.Name == name && d.Cfg.Plan != nil {
+				return cuckoopolicy.Plan(*d.Cfg.Plan).String()
+			}
+		}
+	}
+	return "-"
+}

@@ -1,0 +1,163 @@
+package workload
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// planJudge collects one filter-plan target's cells.
+type planJudge struct {
+	misses, unjudged, detail []string
+	judged                   int
+}
+
+func (j *planJudge) verdict(target string) Verdict {
+	return verdict(target, j.misses, j.unjudged, j.judged, strings.Join(j.detail, "; "))
+}
+
+// fp judges x's false-positive reads per operation on path against limit
+// times base's, in every shape (counting pass; 95% interval from the
+// counts).
+func (j *planJudge) fp(r *Result, x, base, path string, limit float64) {
+	for _, s := range r.shapeNames() {
+		bfp, bn := r.fpPerOp(s, path, base)
+		xfp, xn := r.fpPerOp(s, path, x)
+		cell := fmt.Sprintf("%s/%s", s, path)
+		if math.IsNaN(bfp) || math.IsNaN(xfp) || bn < minEvents {
+			j.unjudged = append(j.unjudged, fmt.Sprintf("%s (%s: %.0f false positives)", cell, base, bn))
+			continue
+		}
+		j.judged++
+		lo, hi := rateRatioCI(xn, bn)
+		ratio := xfp / bfp
+		d := fmt.Sprintf("%s %.3f [%.3f, %.3f] (%.5f vs %.5f per op; %.0f and %.0f false positives)", cell, ratio, lo, hi, xfp, bfp, xn, bn)
+		j.detail = append(j.detail, d)
+		if ratio > limit {
+			j.misses = append(j.misses, d)
+		}
+	}
+}
+
+// bytes judges x's filter bytes, on the same tables, against limit times
+// base's, in every shape.
+func (j *planJudge) bytes(r *Result, x, base string, limit float64) {
+	for _, s := range r.shapeNames() {
+		ratio := r.filterRatio(s, x, base)
+		if math.IsNaN(ratio) {
+			j.unjudged = append(j.unjudged, s+" (a database is missing)")
+			continue
+		}
+		j.judged++
+		d := fmt.Sprintf("%s bytes %.3f", s, ratio)
+		j.detail = append(j.detail, d)
+		if ratio > limit {
+			j.misses = append(j.misses, d)
+		}
+	}
+}
+
+// time judges the median of x's paired time ratios to base in shape s,
+// regime g and path p (every thread count) against limit.
+func (j *planJudge) time(r *Result, x, base, s, g, p string, limit float64) {
+	found := false
+	for _, k := range r.cellKeys() {
+		if k.Shape != s || k.Regime != g || k.Path != p {
+			continue
+		}
+		st := r.timeRatio(k, x, base)
+		if st.N == 0 {
+			continue
+		}
+		found = true
+		cell := fmt.Sprintf("%s/%s/%s/t=%d", s, g, p, k.Threads)
+		if ok, why := r.identical(s, x, base); !ok {
+			j.unjudged = append(j.unjudged, fmt.Sprintf("%s: not identical (%s)", cell, why))
+			continue
+		}
+		j.judged++
+		d := fmt.Sprintf("%s time %.3f [%.3f, %.3f] (%s %.2f µs per op)", cell, st.Median, st.Lo, st.Hi, base, median(r.Cells[k][base].NsPerOp)/1e3)
+		j.detail = append(j.detail, d)
+		if st.Median > limit {
+			j.misses = append(j.misses, d)
+		}
+	}
+	if !found {
+		j.unjudged = append(j.unjudged, fmt.Sprintf("%s/%s/%s (not timed)", s, g, p))
+	}
+}
+
+// filterRatio is x's total filter bytes over base's in a shape (NaN if
+// either is missing or base has none).
+func (r *Result) filterRatio(shape, x, base string) float64 {
+	a, ok1 := r.db(shape, x)
+	b, ok2 := r.db(shape, base)
+	if !ok1 || !ok2 {
+		return math.NaN()
+	}
+	af, _ := a.Shape.totalFilter()
+	bf, _ := b.Shape.totalFilter()
+	if bf == 0 {
+		return math.NaN()
+	}
+	return float64(af) / float64(bf)
+}
+
+// planVerdicts judges the filter plans (issue 36's targets) against
+// bloom(10) on every level and the other reference configurations.
+func (r *Result) planVerdicts() []Verdict {
+	if !r.Config.FilterPlans {
+		return nil
+	}
+	var out []Verdict
+	var j planJudge
+	j.fp(r, planForGet, planBase, "get-absent", 0.05)
+	j.bytes(r, planForGet, planBase, 1.03)
+	out = append(out, j.verdict("Filter plans: planfor-get's false-positive reads per absent Get <= 0.05x bloom(10)'s, every shape, and its filter bytes <= 1.03x bloom(10)'s"))
+	j = planJudge{}
+	j.fp(r, planForNoL6Bytes, planBloomNoL6, "get-absent", 0.7)
+	out = append(out, j.verdict("Filter plans: planfor-noL6bytes's false-positive reads per absent Get <= 0.7x bloom(10)-noL6's, every shape"))
+	j = planJudge{}
+	j.fp(r, planForL6, planBase, "seek-absent-l6", 0.5)
+	j.time(r, planForL6, planBase, "steady", "slow", "seek-absent-l6", 0.92)
+	out = append(out, j.verdict("Filter plans: planfor-l6's false-positive reads per absent L6-filtered lookup (seek-absent-l6) <= 0.5x bloom(10)'s, every shape; its time there on the slow device <= 0.92x (steady, median of paired ratios)"))
+	j = planJudge{}
+	j.bytes(r, planProgressive, planBloomProg, 1.0)
+	j.fp(r, planProgressive, planBloomProg, "get-absent", 0.15)
+	j.fp(r, planProgressive, planBloomProg, "seek-absent-l6", 0.95)
+	out = append(out, j.verdict("Filter plans: progressive against bloom-progressive: filter bytes <= 1.0x, false-positive reads per absent Get <= 0.15x and per absent L6-filtered lookup <= 0.95x, every shape"))
+	j = planJudge{}
+	j.time(r, planForGet, planBase, "burst", "slow", "get-absent", 0.95)
+	out = append(out, j.verdict("Filter plans: planfor-get's absent Get time on the slow device in the write burst <= 0.95x bloom(10)'s (median of paired ratios)"))
+	return append(out, r.planSlowerVerdict())
+}
+
+// planSlowerVerdict judges that no timed cell of a cuckoo filter plan is
+// measurably slower than bloom(10) on every level: no 95% interval
+// entirely above 1.02. The bloom plans are the reference configurations,
+// not judged (bloom(10)-noL6 has no L6 filter to skip L6 with).
+func (r *Result) planSlowerVerdict() Verdict {
+	var j planJudge
+	for _, k := range r.cellKeys() {
+		for _, x := range []string{planProgressive, planForGet, planForNoL6Bytes, planForL6} {
+			st := r.timeRatio(k, x, planBase)
+			if st.N == 0 {
+				continue
+			}
+			cell := fmt.Sprintf("%s %s/%s/%s/t=%d: %.3f [%.3f, %.3f]", x, k.Shape, k.Regime, k.Path, k.Threads, st.Median, st.Lo, st.Hi)
+			if ok, why := r.identical(k.Shape, x, planBase); !ok {
+				j.unjudged = append(j.unjudged, fmt.Sprintf("%s: not identical (%s)", cell, why))
+				continue
+			}
+			j.judged++
+			if st.Lo > 1.02 {
+				j.misses = append(j.misses, cell)
+			}
+		}
+	}
+	j.detail = append(j.detail, fmt.Sprintf("%d timed cells", j.judged))
+	if !r.Config.TimeAll {
+		j.detail = append(j.detail, "the plans are timed only where a target needs their time (planfor-l6: steady/slow, planfor-get: burst/slow)")
+	}
+	return j.verdict("Filter plans: no cell whose 95% interval of plan/bloom(10) time lies entirely above 1.02 (progressive and PlanFor's plans, every timed shape, regime, path and thread count)")
+}
