@@ -180,6 +180,7 @@ func absentPrefixProbes(t *testing.T, db *pebble.DB, absent []string) sstable.Fi
 // by the filter. Every version stays readable through prefixes and Get, and
 // after more versions are flushed into L0 on top.
 func TestCockroachL6(t *testing.T) {
+	t.Parallel()
 	seed := pebbletest.Seed(t)
 	n, m := pebbletest.Scale(3000, 10000, 50000), pebbletest.Scale(8000, 20000, 200000)
 	const target = 0.995

@@ -189,6 +189,7 @@ func (d *damageFixture) fixChecksum(file []byte) {
 //     be lost.
 //   - Files truncated inside the filter block: opening fails.
 func TestDamagedFilterBlock(t *testing.T) {
+	t.Parallel()
 	seed := pebbletest.Seed(t)
 	n := pebbletest.Scale(150, 300, 1000)
 	for _, tf := range []sstable.TableFormat{sstable.TableFormatMinSupported, sstable.TableFormatMax} {
@@ -364,6 +365,7 @@ func (w damagingWriter) Finish(dst []byte) []byte {
 // value or an error, never "not found" for a key that exists, and the damage
 // is reported.
 func TestDamagedFilterInDB(t *testing.T) {
+	t.Parallel()
 	seed := pebbletest.Seed(t)
 	eachFormat(t, seed, func(t *testing.T, f dbFormat, rng *rand.Rand, fs *vfs.MemFS) {
 		o := dbOptions(fs, f, cuckoopolicy.FilterPolicy(10))

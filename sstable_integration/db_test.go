@@ -139,6 +139,7 @@ func checkFiltered(t testing.TB, what string, db *pebble.DB, want oracle, absent
 // present key is found, every absent one is not, each absent Get consults all
 // eight filters, and the filters skip nearly all of them.
 func TestDBOverlappingL0(t *testing.T) {
+	t.Parallel()
 	seed := pebbletest.Seed(t)
 	const tables = 8
 	n, m := pebbletest.Scale(4000, 16000, 64000), pebbletest.Scale(1000, 4000, 20000)
@@ -173,6 +174,7 @@ func TestDBOverlappingL0(t *testing.T) {
 // db.Get and plain iterators never consult L6 filters; iterators with
 // UseL6Filters do, and skip absent keys without losing present ones.
 func TestDBL6Filters(t *testing.T) {
+	t.Parallel()
 	seed := pebbletest.Seed(t)
 	n, m := pebbletest.Scale(4000, 16000, 64000), pebbletest.Scale(1000, 4000, 20000)
 	eachFormat(t, seed, func(t *testing.T, f dbFormat, rng *rand.Rand, fs *vfs.MemFS) {
@@ -280,6 +282,7 @@ type snapshotCheck struct {
 // since any instance reads any block) against a map oracle, and checks the
 // database and every open snapshot against it at every checkpoint.
 func TestDBWorkload(t *testing.T) {
+	t.Parallel()
 	seed := pebbletest.Seed(t)
 	rounds := pebbletest.Scale(12, 30, 150)
 	for _, f := range dbFormats {
@@ -418,6 +421,7 @@ func (wd *workloadDB) maintain(r int) {
 // TestDBReopen closes and reopens a database, with the same policy and with
 // another instance of the family, and finds every key with the filters used.
 func TestDBReopen(t *testing.T) {
+	t.Parallel()
 	seed := pebbletest.Seed(t)
 	eachFormat(t, seed, func(t *testing.T, f dbFormat, rng *rand.Rand, fs *vfs.MemFS) {
 		n := pebbletest.Scale(2000, 6000, 20000)
@@ -437,6 +441,7 @@ func TestDBReopen(t *testing.T) {
 // database's keys and not; every key stays readable, before and after a
 // reopen, and the ingested cuckoo filters skip absent keys.
 func TestDBIngest(t *testing.T) {
+	t.Parallel()
 	seed := pebbletest.Seed(t)
 	eachFormat(t, seed, func(t *testing.T, f dbFormat, rng *rand.Rand, fs *vfs.MemFS) {
 		n := pebbletest.Scale(2000, 6000, 20000)
@@ -508,6 +513,7 @@ func TestDBIngest(t *testing.T) {
 // the policy on every level, Options.Parse rebuilds it, and a database opened
 // with the parsed options uses the filters and finds every key.
 func TestOptionsRoundTrip(t *testing.T) {
+	t.Parallel()
 	seed := pebbletest.Seed(t)
 	hooks := &pebble.ParseHooks{NewFilterPolicy: cuckoopolicy.ParseFilterPolicy}
 
@@ -610,6 +616,7 @@ func readAll(t testing.TB, fs vfs.FS, path string) string {
 // with both families registered; a final full compaction leaves only the last
 // policy's tables.
 func TestDBSwitchPolicies(t *testing.T) {
+	t.Parallel()
 	seed := pebbletest.Seed(t)
 	for _, f := range dbFormats {
 		t.Run(f.name, func(t *testing.T) {

@@ -47,6 +47,10 @@
 //	go test -short ./sstable_integration/               # smaller sizes, fewer metamorphic seeds
 //	PEBBLE_CUCKOO_LONG=1 go test -timeout 2h ./sstable_integration/   # 200 metamorphic seeds, larger sizes
 //
+// The tests share no state (each database lives on its own in-memory file
+// system or temporary directory), so they run in parallel, up to -parallel
+// (GOMAXPROCS by default) at a time; their subtests run in order.
+//
 // Every randomized test logs its seed, which a failure prints:
 // PEBBLE_CUCKOO_SEED=N replays it. The statistical comparisons with bloom
 // (TestReadAmplification, TestSSTableSizeVersusBloom) run a fixed seed,

@@ -20,6 +20,7 @@ import (
 // histories must be identical. Seeds alternate between Pebble's test keys and
 // CockroachDB's key encoding. See doc.go for the flags that run more seeds.
 func TestMetamorphic(t *testing.T) {
+	t.Parallel()
 	var probes, skipped int64
 	for _, seed := range metamorphicSeeds(t) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
@@ -48,6 +49,7 @@ func TestMetamorphic(t *testing.T) {
 // that builds cuckoo blocks but answers "absent" to every probe must produce
 // a different history within a few seeds.
 func TestMetamorphicDetectsLoss(t *testing.T) {
+	t.Parallel()
 	rng := pebbletest.Rand(pebbletest.Seed(t))
 	for try := 0; try < 5; try++ {
 		seed := rng.Uint64()

@@ -129,6 +129,7 @@ func measureReadAmp(t *testing.T, f dbFormat, policy pebble.FilterPolicy, tables
 // test runs a fixed seed, and a fresh one with PEBBLE_CUCKOO_LONG=1, whose
 // five times as many Gets put the target about 5 standard deviations out.
 func TestReadAmplification(t *testing.T) {
+	t.Parallel()
 	seed := pebbletest.FixedSeed(t, 1)
 	const tables = 8
 	// Tables of 4000 keys: Pebble's bloom rounds its bit array up to an odd

@@ -27,6 +27,7 @@ var tableFormats = []sstable.TableFormat{
 
 // TestPolicyNames pins the on-disk name and the OPTIONS-file parser.
 func TestPolicyNames(t *testing.T) {
+	t.Parallel()
 	mustEqualNames(t,
 		cuckoopolicy.FilterPolicy(-3), cuckoopolicy.FilterPolicy(0), cuckoopolicy.FilterPolicy(1),
 		cuckoopolicy.FilterPolicy(10), cuckoopolicy.FilterPolicy(16), cuckoopolicy.FilterPolicy(1000),
@@ -133,6 +134,7 @@ func probeTable(t *testing.T, fs vfs.FS, path string, ro sstable.ReaderOptions,
 // and that a reader whose Filters map lacks the policy reads correctly without
 // it.
 func TestSSTableFilter(t *testing.T) {
+	t.Parallel()
 	seed := pebbletest.Seed(t)
 	n, m := pebbletest.Scale(1000, 4000, 20000), pebbletest.Scale(5000, 20000, 100000)
 	policies := []pebble.FilterPolicy{
@@ -248,6 +250,7 @@ func checkInspect(t *testing.T, block []byte, policy pebble.FilterPolicy, n int)
 // both layouts: no key is ever lost and the false-positive count stays within
 // the bound of the block's parameters.
 func TestSSTableAnyBudget(t *testing.T) {
+	t.Parallel()
 	seed := pebbletest.Seed(t)
 	var policies []pebble.FilterPolicy
 	for _, b := range []int{-100, -1, 0, 1, 2, 3, 4, 5, 7, 9, 11, 13, 15, 17, 24, 31, 32, 33, 40, 64, 1000} {
@@ -295,6 +298,7 @@ func TestSSTableAnyBudget(t *testing.T) {
 // one with PEBBLE_CUCKOO_LONG=1, whose five times as many absent keys widen
 // the gap by more than two standard deviations.
 func TestSSTableSizeVersusBloom(t *testing.T) {
+	t.Parallel()
 	seed := pebbletest.FixedSeed(t, 1)
 	// Enough absent keys that at B=10 (about 1.1% against 0.75%) the gap
 	// is some seven standard deviations, four above the 3 the test asks for.
@@ -334,6 +338,7 @@ func TestSSTableSizeVersusBloom(t *testing.T) {
 // that the block counts distinct prefixes and that prefix probes at any
 // version find the key.
 func TestSSTableVersions(t *testing.T) {
+	t.Parallel()
 	seed := pebbletest.Seed(t)
 	rng := pebbletest.Rand(seed)
 	cmp := cockroachkvs.Comparer.Compare
