@@ -30,7 +30,7 @@ func (r *Result) writePlans(w func(string, ...any)) {
 	for _, p := range r.Plans {
 		w("| %s | %s | %d | %s |\n", p.Shape, p.Name, p.Budget, p.Plan)
 	}
-	w("\nFilter bytes on the shape's tables, and false-positive block reads per operation on the absent paths (counting pass), each with its ratio to bloom(10)'s:\n\n")
+	w("\nFilter bytes on the shape's tables, and false-positive block reads per operation on the absent paths (counting pass), each with its ratio to bloom(10)'s (a level without a filter answers nothing, so its data-block reads are not counted here: bloom(10)-noL6 and the plans for Get read an L6 block on every seek-absent-l6, see the block reads below):\n\n")
 	w("| shape | policy | filter bytes | ×bloom(10) |")
 	for _, p := range planPaths {
 		w(" %s FP/op | ×bloom(10) |", p)
