@@ -3,8 +3,12 @@
 // steady LSM, a write burst of overlapping L0 tables, CockroachDB MVCC
 // keys), read paths (Get and SeekPrefixGE, absent and present keys), and
 // regimes (hot block cache, OS page cache, a slow device), with policies
-// interleaved and timing ratios taken over paired repetitions. It writes
-// OUT/WORKLOAD.md, OUT/workload.csv and PNG plots.
+// interleaved and timing ratios taken over paired repetitions. Beside the
+// uniform policies it measures filter plans, a policy per level, on the
+// same LSMs: bloom(10) without an L6 filter, Pebble master's progressive
+// bloom recipe, cuckoopolicy.Progressive() and cuckoopolicy.PlanFor's
+// plans at bloom(10)'s filter bytes. It writes OUT/WORKLOAD.md,
+// OUT/workload.csv and PNG plots.
 //
 //	go run ./bench/cmd/workload -quick -out /tmp/workload
 //
