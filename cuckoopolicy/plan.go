@@ -1,8 +1,12 @@
 package cuckoopolicy
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -114,23 +118,25 @@ func ApplyPlan(opts *pebble.Options, p Plan) {
 // Progressive returns the preset plan for an LSM of the usual shape (each
 // level about ten times the one above it, L6 holding about nine keys in ten):
 //
-//	L0-L3 cuckoo(20) L4 cuckoo(16) L5 cuckoo(12) L6 cuckoo{f=8 semi load=0.95}
+//	L0-L4 cuckoo(16) L5 cuckoo(13) L6 cuckoo{f=8 semi load=0.95}
 //
 // It is the counterpart of the "progressive" bloom plan of Pebble's
 // development branch (bloom at 16 bits per key on L0 to L3, 14 on L4, 10 on
 // L5, 8 on L6). On an LSM of that shape it takes no more filter bytes, and an
 // absent Get, which never reads L6 filters, meets about a tenth of the false
-// positives: the levels Get probes hold few keys, and a cuckoo filter halves
-// its rate with every bit where Pebble's bloom filter stalls near 0.3%. L6
-// trades a slightly higher rate for 7.4 bits per key, which pays for the
-// upper levels' bits; absent lookups that do read L6 filters
-// (IterOptions.UseL6Filters) still meet fewer false positives in all.
+// positives or fewer: the levels Get probes hold few keys, and a cuckoo
+// filter halves its rate with every bit where Pebble's bloom filter stalls
+// near 0.3%. L6 pays for the upper levels' bits with 7.4 bits per key and a
+// rate of about 2.9% against bloom(8)'s 2.5%: absent lookups that read L6
+// filters (IterOptions.UseL6Filters) come out ahead only where they also
+// probe the upper levels, and up to about 1.15x bloom's false positives where
+// nearly all they meet is L6.
 //
 // For a database whose shape or memory differs, PlanFor fits a plan to it.
 func Progressive() Plan {
 	return Plan{
-		FilterPolicy(20), FilterPolicy(20), FilterPolicy(20), FilterPolicy(20),
-		FilterPolicy(16), FilterPolicy(12),
+		FilterPolicy(16), FilterPolicy(16), FilterPolicy(16), FilterPolicy(16), FilterPolicy(16),
+		FilterPolicy(13),
 		Policy{FingerprintBits: 8, SemiSort: true, LoadFactor: 0.95},
 	}
 }
@@ -144,24 +150,31 @@ var ErrNilDB = errors.New("cuckoopolicy: PlanFor with nil *pebble.DB")
 // the lookups read L6 filters (iterators with IterOptions.UseL6Filters);
 // db.Get does not, and with useL6 false the plan has no filter on L6.
 //
-// The model: an absent lookup probes one table in each populated level from
-// L1 to L6 (L6 only with useL6) and one in each L0 sublevel, and a table's
+// The model: an absent lookup probes, in each level, the tables whose key
+// range holds it (in L0 they overlap; L6 only with useL6), and a table's
 // filter admits it with the rate its policy shows on random keys (curves
 // measured for bloom.FilterPolicy(b), b = 1 to 32, and FilterPolicy(b), b = 4
-// to 32, embedded in the package). A level with k probes and n entries given
-// b bits per key costs n*b/8 bytes and contributes k times the rate. Each
-// level takes, at each b, the family with the lower rate (bloom below 9 bits
-// per key, cuckoo from 9 up); the plan is found greedily, one step of a
-// level's lower convex hull at a time, largest drop in expected false
-// positives per byte first, while the bytes fit. That is optimal for the
-// convex hulls; the integer steps may leave a little budget unspent.
+// to 32, embedded in the package). How many tables of each level a lookup
+// probes is estimated from a sample of the database's keys (a few thousand,
+// read through an iterator from positions spread over the key space; absent
+// keys are taken to fall where present ones do; table bounds are compared
+// bytewise). A level with k probes and n keys given b bits per key costs
+// n*b/8 bytes and contributes k times the rate. Each level takes, at each b,
+// the family with the lower rate (bloom below 9 bits per key, cuckoo from 9
+// up); the plan is found greedily, one step of a level's lower convex hull
+// at a time, largest drop in expected false positives per byte first, while
+// the bytes fit. That is optimal for the convex hulls; the integer steps may
+// leave budget unspent, and so does the cap of 32 bits per key.
 //
-// Entries count as keys, so with many versions of each key (which a filter
-// holds once) the plan's filters take less than maxFilterBytes. Empty levels
-// above the first populated one get that level's policy, as tables flushed
-// or compacted into them move down unchanged and keep their filters; an
-// empty level below a populated one gets the policy of the nearest populated
-// level above it. maxFilterBytes 0 gives a plan without filters.
+// A level's keys are its entries, except on the bottom level, whose entries
+// are scaled by the sample's share of distinct key prefixes (a filter holds
+// each prefix once, whatever its versions; the comparer's Split decides what
+// a prefix is). Upper levels hold few keys, so counting their versions costs
+// little and keeps the plan within maxFilterBytes. Empty levels above the
+// first populated one get that level's policy, as tables flushed or
+// compacted into them move down unchanged and keep their filters; an empty
+// level below a populated one gets the policy of the nearest populated level
+// above it. maxFilterBytes 0 gives a plan without filters.
 //
 // The plan fits the LSM as it is: recompute it as the database grows. It
 // returns ErrNilDB for a nil db and the error db.SSTables returns.
@@ -178,10 +191,22 @@ func PlanFor(db *pebble.DB, maxFilterBytes uint64, useL6 bool) (Plan, error) {
 
 // shape is what a plan needs to know of an LSM, per level.
 type shape struct {
-	keys   [7]uint64 // entries
+	keys   [7]uint64 // the keys the level's filters hold
 	tables [7]int
-	probes [7]float64 // tables an absent lookup probes (L0: sublevels)
+	probes [7]float64 // tables an absent lookup probes, on average
 }
+
+// The key sample readShape takes: runs of sampleRun keys from up to
+// sampleSeeks positions spread over the bottom level's tables, at most
+// sampleVersions keys of one prefix counted.
+const (
+	sampleSeeks    = 64
+	sampleRun      = 32
+	sampleVersions = 1024
+)
+
+// span is a table's user-key bounds.
+type span struct{ lo, hi []byte }
 
 func readShape(db *pebble.DB) (shape, error) {
 	var s shape
@@ -189,21 +214,110 @@ func readShape(db *pebble.DB) (shape, error) {
 	if err != nil {
 		return s, err
 	}
+	var spans [7][]span
+	bottom := -1
 	for l, tables := range levels {
 		for _, t := range tables {
 			s.tables[l]++
 			if t.Properties != nil {
 				s.keys[l] += t.Properties.NumEntries
 			}
+			spans[l] = append(spans[l], span{t.Smallest.UserKey, t.Largest.UserKey})
 		}
 		if len(tables) > 0 {
-			s.probes[l] = 1
+			bottom = l
 		}
 	}
-	if sub := db.Metrics().Levels[0].Sublevels; sub > 0 && s.tables[0] > 0 {
-		s.probes[0] = float64(sub)
+	if bottom < 0 {
+		return s, nil
 	}
+	sample, prefixShare, err := sampleKeys(db, spans[bottom])
+	if err != nil {
+		return s, err
+	}
+	if len(sample) == 0 {
+		// Nothing to sample (every key deleted): one probe a populated level,
+		// one an L0 sublevel.
+		for l := range s.probes {
+			if s.tables[l] > 0 {
+				s.probes[l] = 1
+			}
+		}
+		if s.tables[0] > 0 {
+			s.probes[0] = float64(max(db.Metrics().Levels[0].Sublevels, 1))
+		}
+		return s, nil
+	}
+	for l := range spans {
+		if s.tables[l] == 0 {
+			continue
+		}
+		n := 0
+		for _, k := range sample {
+			n += covering(spans[l], k, l == 0)
+		}
+		// A level the sample missed still holds keys some lookup may meet.
+		s.probes[l] = max(float64(n), 0.5) / float64(len(sample))
+	}
+	s.keys[bottom] = uint64(math.Ceil(float64(s.keys[bottom]) * prefixShare))
 	return s, nil
+}
+
+// sampleKeys returns the first key of each of a few hundred key prefixes
+// spread over the key space (runs from the starts of up to sampleSeeks of
+// the bottom level's tables), and the share of the keys it visited that begin
+// a new prefix. The filters hold prefixes (the whole key unless the comparer
+// splits off a version), and the bottom level holds its keys once, so that
+// share turns its entries into the keys its filters hold.
+func sampleKeys(db *pebble.DB, bottom []span) (sample [][]byte, prefixShare float64, err error) {
+	it, err := db.NewIter(nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer it.Close()
+	seeks := min(len(bottom), sampleSeeks)
+	var prefixes, keys int
+	var last []byte
+	for i := range seeks {
+		valid := it.SeekGE(bottom[i*len(bottom)/seeks].lo)
+		for j := 0; valid && j < sampleRun; j++ {
+			first := slices.Clone(it.Key())
+			sample = append(sample, first)
+			prefixes++
+			last = append(last[:0], first...)
+			// SeekPrefixGE stops at the end of the prefix, found by the
+			// database's own comparer.
+			for ok, v := it.SeekPrefixGE(first), 0; ok && v < sampleVersions; ok, v = it.Next(), v+1 {
+				keys++
+				last = append(last[:0], it.Key()...)
+			}
+			valid = it.SeekGE(last) && it.Next()
+		}
+	}
+	if keys == 0 {
+		return sample, 1, it.Error()
+	}
+	return sample, float64(prefixes) / float64(keys), it.Error()
+}
+
+// covering returns how many of the spans hold k, compared bytewise. L0's
+// tables overlap and are counted one by one; a lower level's are sorted and
+// disjoint, so at most one holds k.
+func covering(spans []span, k []byte, overlapping bool) int {
+	if overlapping {
+		n := 0
+		for _, sp := range spans {
+			if bytes.Compare(sp.lo, k) <= 0 && bytes.Compare(k, sp.hi) <= 0 {
+				n++
+			}
+		}
+		return n
+	}
+	i := sort.Search(len(spans), func(i int) bool { return bytes.Compare(spans[i].hi, k) >= 0 })
+	if i < len(spans) && bytes.Compare(spans[i].lo, k) <= 0 {
+		return 1
+	}
+	return 0
 }
 
 // bloomTableBytes is a bloom filter block's cost beyond b bits a key, on

@@ -1,12 +1,15 @@
 package cuckoopolicy
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
 )
 
@@ -247,3 +250,62 @@ func TestProgressive(t *testing.T) {
 		}
 	}
 }
+
+// TestReadShape reads the shape of a database whose keys have three versions
+// each (the comparer splits at '@'), under two L0 tables that span the key
+// space: the bottom level's filters hold one key per prefix, and an absent
+// lookup probes both L0 tables and one L6 table.
+func TestReadShape(t *testing.T) {
+	cmp := *pebble.DefaultComparer
+	cmp.Name = "cuckoopolicy.test.versions"
+	cmp.Split = func(k []byte) int {
+		if i := bytes.IndexByte(k, '@'); i >= 0 {
+			return i
+		}
+		return len(k)
+	}
+	opts := &pebble.Options{FS: vfs.NewMem(), Comparer: &cmp, DisableAutomaticCompactions: true, Logger: testLogger{t}}
+	ApplyPlan(opts, Plan{})
+	db, err := pebble.Open("db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const prefixes, versions = 3000, 3
+	set := func(k string) {
+		if err := db.Set([]byte(k), []byte("v"), pebble.NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range prefixes {
+		for v := range versions {
+			set(fmt.Sprintf("k%06d@%d", i, v))
+		}
+	}
+	if err := db.Compact(context.Background(), []byte("k"), []byte("l"), false); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		set("j")
+		set("l")
+		if err := db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := readShape(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.keys[6] != prefixes || s.tables[0] != 2 || s.keys[0] != 4 {
+		t.Errorf("shape %+v: want %d keys on L6 (one a prefix) and 2 L0 tables of 2 entries", s, prefixes)
+	}
+	if s.probes[0] != 2 || s.probes[6] != 1 {
+		t.Errorf("probes %v: want 2 on L0 (both tables span every key) and 1 on L6", s.probes)
+	}
+}
+
+type testLogger struct{ t *testing.T }
+
+func (l testLogger) Infof(string, ...any)         {}
+func (l testLogger) Errorf(f string, args ...any) { l.t.Logf(f, args...) }
+func (l testLogger) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }
