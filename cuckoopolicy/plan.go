@@ -163,8 +163,11 @@ var ErrNilDB = errors.New("cuckoopolicy: PlanFor with nil *pebble.DB")
 // the family with the lower rate (bloom below 9 bits per key, cuckoo from 9
 // up); the plan is found greedily, one step of a level's lower convex hull
 // at a time, largest drop in expected false positives per byte first, while
-// the bytes fit. That is optimal for the convex hulls; the integer steps may
-// leave budget unspent, and so does the cap of 32 bits per key.
+// the bytes fit. When the best step does not fit, what is left buys part of
+// it: a Policy between the two budgets (the next budget's fingerprint width
+// at a higher load), where the builder reaches that load. That is optimal for
+// the convex hulls; a step bloom takes whole (below 9 bits per key) may leave
+// budget unspent, and so does the cap of 32 bits per key.
 //
 // A level's keys are its entries, except on the bottom level, whose entries
 // are scaled by the sample's share of distinct key prefixes (a filter holds
@@ -364,12 +367,41 @@ func (s shape) hull(l int) []step {
 	return pts
 }
 
+// cuckooRate is the false-positive rate of a cuckoo table of f-bit
+// fingerprints at the given load: a lookup meets the 8*load fingerprints of
+// its two buckets.
+func cuckooRate(f int, load float64) float64 {
+	return -math.Expm1(8 * load * math.Log1p(-1/(math.Exp2(float64(f))-1)))
+}
+
+// tableOverhead is a cuckoo block's fixed bytes: padding and trailer.
+const tableOverhead = 8 + trailerLen
+
+// partial returns the cuckoo policy between level l's step cur and the
+// cuckoo step next that takes cur's bytes and extra more: next's fingerprint
+// width at the load those bytes give, if that load is one the builder
+// reaches and the rate is below cur's.
+func (s shape) partial(l int, cur, next step, extra float64) (pebble.FilterPolicy, bool) {
+	b, ok := next.policy.(FilterPolicy)
+	if !ok || s.keys[l] == 0 {
+		return nil, false
+	}
+	f := budgetWidth(int(b), true)
+	bits := (cur.bytes + extra - float64(s.tables[l]*tableOverhead)) * 8 / float64(s.keys[l])
+	// A higher load takes fewer bytes: round it up.
+	load := math.Ceil(1000*float64(f-1)/bits) / 1000
+	if !(load >= MinLoadFactor && load <= maxLoad) || s.probes[l]*cuckooRate(f, load) >= cur.fp {
+		return nil, false
+	}
+	return Policy{FingerprintBits: f, SemiSort: true, LoadFactor: load}, true
+}
+
 // plan is PlanFor on a known shape.
 func (s shape) plan(maxBytes uint64, useL6 bool) Plan {
 	if !useL6 {
 		s.probes[6] = 0
 	}
-	var hulls [7][]step
+	var hulls [7][]step // nil: the level's policy is settled (or it has none)
 	var at [7]int
 	for l := range hulls {
 		if s.probes[l] > 0 && s.keys[l] > 0 {
@@ -377,6 +409,7 @@ func (s shape) plan(maxBytes uint64, useL6 bool) Plan {
 		}
 	}
 	left := float64(maxBytes)
+	var p Plan
 	for {
 		best, bestGain := -1, 0.0
 		for l, h := range hulls {
@@ -384,11 +417,7 @@ func (s shape) plan(maxBytes uint64, useL6 bool) Plan {
 				continue
 			}
 			cur, next := h[at[l]], h[at[l]+1]
-			cost := next.bytes - cur.bytes
-			if cost > left {
-				continue
-			}
-			if gain := (cur.fp - next.fp) / cost; gain > bestGain {
+			if gain := (cur.fp - next.fp) / (next.bytes - cur.bytes); gain > bestGain {
 				best, bestGain = l, gain
 			}
 		}
@@ -396,10 +425,22 @@ func (s shape) plan(maxBytes uint64, useL6 bool) Plan {
 			break
 		}
 		h := hulls[best]
-		left -= h[at[best]+1].bytes - h[at[best]].bytes
-		at[best]++
+		if cost := h[at[best]+1].bytes - h[at[best]].bytes; cost <= left {
+			left -= cost
+			at[best]++
+			continue
+		}
+		// The best step does not fit: what is left buys part of it, a
+		// cuckoo table between the two budgets, and nothing else can buy
+		// as much. Where no such table fits, the level stays as it is and
+		// the others go on.
+		if fp, ok := s.partial(best, h[at[best]], h[at[best]+1], left); ok {
+			p[best] = fp
+			hulls[best] = nil
+			break
+		}
+		hulls[best] = h[:at[best]+1]
 	}
-	var p Plan
 	for l, h := range hulls {
 		if h != nil {
 			p[l] = h[at[l]].policy
