@@ -43,7 +43,7 @@
 //
 // Running:
 //
-//	go test ./sstable_integration/                      # default, about half a minute on 2 cores
+//	go test ./sstable_integration/                      # default, about 20 s on 2 cores, warm
 //	go test -short ./sstable_integration/               # smaller sizes, fewer metamorphic seeds
 //	PEBBLE_CUCKOO_LONG=1 go test -timeout 2h ./sstable_integration/   # 200 metamorphic seeds, larger sizes
 //
