@@ -93,7 +93,7 @@ func TestEveryBudget(t *testing.T) {
 // TestFPRAgainstBloom checks the package doc's false-positive claims against
 // Pebble's bloom filter on the same keys. The margins are a few standard
 // deviations of the ratio at the default sizes, so the default run uses a
-// fixed seed; PEBBLE_CUCKOO_LONG draws a fresh one, at sizes where the margins are
+// fixed seed; PEBBLE_CUCKOO_LONG=1 draws a fresh one, at sizes where the margins are
 // ten standard deviations or more.
 func TestFPRAgainstBloom(t *testing.T) {
 	seed := testkit.FixedSeed(t, 1)
@@ -129,7 +129,7 @@ func TestFPRAgainstBloom(t *testing.T) {
 
 // TestExplicitPolicyTarget: 13-bit semi-sorted fingerprints at load 0.975.
 // Its FPR bound is about five standard deviations above theory: a fixed seed
-// by default, a fresh one with PEBBLE_CUCKOO_LONG.
+// by default, a fresh one with PEBBLE_CUCKOO_LONG=1.
 func TestExplicitPolicyTarget(t *testing.T) {
 	seed := testkit.FixedSeed(t, 1)
 	n := 1000000
