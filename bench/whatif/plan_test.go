@@ -21,14 +21,7 @@ import (
 // filterBytes returns the bytes of the filter blocks db.SSTables reports.
 func filterBytes(t *testing.T, dir string) uint64 {
 	t.Helper()
-	o := dbOptions(false)
-	o.ReadOnly = true
-	db, err := pebble.Open(copyDB(t, dir), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	lv, err := db.SSTables(pebble.WithProperties())
+	lv, err := openCopy(t, dir).SSTables(pebble.WithProperties())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,14 +38,7 @@ func filterBytes(t *testing.T, dir string) uint64 {
 // database in dir.
 func planFor(t *testing.T, dir string, mem uint64, useL6 bool) cuckoopolicy.Plan {
 	t.Helper()
-	o := dbOptions(false)
-	o.ReadOnly = true
-	db, err := pebble.Open(copyDB(t, dir), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	p, err := cuckoopolicy.PlanFor(db, mem, useL6)
+	p, err := cuckoopolicy.PlanFor(openCopy(t, dir), mem, useL6)
 	if err != nil {
 		t.Fatal(err)
 	}

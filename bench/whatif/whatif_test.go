@@ -208,9 +208,9 @@ func pebbleFilterCounts(t *testing.T, dir string, crdb bool, probes [][]byte, pr
 	return h + m, m
 }
 
-// checkInWAL checks that a read-only Pebble on a copy of the database finds
-// key, a write the database holds only in its WAL.
-func checkInWAL(t *testing.T, dir string, key []byte) {
+// openCopy opens a read-only Pebble over a copy of the database in dir (the
+// default comparer), closed when the test ends.
+func openCopy(t *testing.T, dir string) *pebble.DB {
 	t.Helper()
 	o := dbOptions(false)
 	o.ReadOnly = true
@@ -218,8 +218,15 @@ func checkInWAL(t *testing.T, dir string, key []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	_, c, err := db.Get(key)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// checkInWAL checks that a read-only Pebble on a copy of the database finds
+// key, a write the database holds only in its WAL.
+func checkInWAL(t *testing.T, dir string, key []byte) {
+	t.Helper()
+	_, c, err := openCopy(t, dir).Get(key)
 	if err != nil {
 		t.Fatalf("Get(%q) from the WAL: %v", key, err)
 	}
