@@ -436,50 +436,44 @@ func (m *migrationDB) optionsFile() *pebble.Options {
 	return opts
 }
 
+// checkReadBy opens the database with opts' levels and filters, and checks
+// that the 4 tables with the old policy's filters are read (filter hits for
+// about every probe, ReadBy true) or not (no hits, ReadBy false).
+func (m *migrationDB) checkReadBy(name string, opts *pebble.Options, old string, read bool) {
+	m.t.Helper()
+	m.open(func(dst *pebble.Options) { dst.Levels, dst.Filters = opts.Levels, opts.Filters })
+	defer m.close()
+	hits := m.absentGets(probes)
+	if min := int64(4 * probes * 95 / 100); read && hits < min {
+		m.t.Fatalf("%s: %d filter hits on the %s tables, want at least %d", name, hits, old, min)
+	}
+	if !read && hits != 0 {
+		m.t.Fatalf("%s: %d filter hits on the %s tables, want 0 (%s not registered)", name, hits, old, old)
+	}
+	if r := m.rowsReadBy(opts); r[old] != read {
+		m.t.Fatalf("%s: ReadBy = %v, want %v for the %s tables", name, r, read, old)
+	}
+	m.checkKeys()
+}
+
 // TestSilentLossPaths covers the two ways a database loses its filters
 // without an error, and Usage.ReadBy catching both: a rollback by plain bloom
 // options, and options rebuilt from the OPTIONS file. Filter hits count the
 // tables a filter ruled out: 4 tables give about 4 per absent Get while their
 // filters are read, and none otherwise.
 func TestSilentLossPaths(t *testing.T) {
-	withOptions := func(o *pebble.Options) func(*pebble.Options) {
-		return func(dst *pebble.Options) {
-			dst.Levels, dst.Filters = o.Levels, o.Filters
-		}
-	}
-	min := int64(4 * probes * 95 / 100)
-
 	t.Run("rollback by plain options", func(t *testing.T) {
 		m := newMigrationDB(t)
 		m.open(applied(cuckoopolicy.FilterPolicy(10)))
 		m.flushTables(4, perTable)
-		if got := m.absentGets(probes); got < min {
-			t.Fatalf("cuckoo database: %d filter hits, want at least %d", got, min)
-		}
 		m.close()
 
 		plain := &pebble.Options{}
 		levelsOnly(bloom.FilterPolicy(10))(plain)
-		m.open(withOptions(plain))
-		if got := m.absentGets(probes); got != 0 {
-			t.Fatalf("rolled back by plain bloom options: %d filter hits, want 0 (cuckoo not registered)", got)
-		}
-		if r := m.rowsReadBy(plain); r[cuckooName] {
-			t.Fatalf("ReadBy(plain bloom options) = %v, want false for the cuckoo tables", r)
-		}
-		m.checkKeys()
-		m.close()
-
+		m.checkReadBy("rolled back by plain bloom options", plain, cuckooName, false)
 		fixed := &pebble.Options{}
 		cuckoopolicy.Apply(fixed, bloom.FilterPolicy(10))
-		m.open(withOptions(fixed))
-		if got := m.absentGets(probes); got < min {
-			t.Fatalf("rolled back with Apply: %d filter hits, want at least %d", got, min)
-		}
-		if r := m.rowsReadBy(fixed); !r[cuckooName] {
-			t.Fatalf("ReadBy(Apply(bloom)) = %v, want true for the cuckoo tables", r)
-		}
-		m.close()
+		m.checkReadBy("rolled back with Apply", fixed, cuckooName, true)
 	})
 
 	t.Run("options from the OPTIONS file", func(t *testing.T) {
@@ -496,26 +490,10 @@ func TestSilentLossPaths(t *testing.T) {
 		if parsed.Levels[0].FilterPolicy != cuckoopolicy.FilterPolicy(10) {
 			t.Fatalf("parsed L0 policy %v, want the cuckoo policy the OPTIONS file names", parsed.Levels[0].FilterPolicy)
 		}
-		m.open(withOptions(parsed))
-		if got := m.absentGets(probes); got != 0 {
-			t.Fatalf("options parsed without Apply: %d filter hits on bloom tables, want 0", got)
-		}
-		if r := m.rowsReadBy(parsed); r[bloomName] {
-			t.Fatalf("ReadBy(parsed options) = %v, want false for the bloom tables", r)
-		}
-		m.checkKeys()
-		m.close()
-
+		m.checkReadBy("options parsed without Apply", parsed, bloomName, false)
 		parsed = m.optionsFile()
 		cuckoopolicy.Apply(parsed, parsed.Levels[0].FilterPolicy)
-		m.open(withOptions(parsed))
-		if got := m.absentGets(probes); got < min {
-			t.Fatalf("parsed options with Apply: %d filter hits, want at least %d", got, min)
-		}
-		if r := m.rowsReadBy(parsed); !r[bloomName] {
-			t.Fatalf("ReadBy(parsed options with Apply) = %v, want true for the bloom tables", r)
-		}
-		m.close()
+		m.checkReadBy("parsed options with Apply", parsed, bloomName, true)
 	})
 }
 
