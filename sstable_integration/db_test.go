@@ -140,7 +140,7 @@ func checkFiltered(t testing.TB, what string, db *pebble.DB, want oracle, absent
 // eight filters, and the filters skip nearly all of them.
 func TestDBOverlappingL0(t *testing.T) {
 	t.Parallel()
-	seed := pebbletest.Seed(t)
+	seed := pebbletest.FixedSeed(t, 1) // statistical: fresh with PEBBLE_CUCKOO_LONG=1
 	const tables = 8
 	n, m := pebbletest.Scale(4000, 16000, 64000), pebbletest.Scale(1000, 4000, 20000)
 	eachFormat(t, seed, func(t *testing.T, f dbFormat, rng *rand.Rand, fs *vfs.MemFS) {
@@ -175,7 +175,7 @@ func TestDBOverlappingL0(t *testing.T) {
 // UseL6Filters do, and skip absent keys without losing present ones.
 func TestDBL6Filters(t *testing.T) {
 	t.Parallel()
-	seed := pebbletest.Seed(t)
+	seed := pebbletest.FixedSeed(t, 1) // statistical: fresh with PEBBLE_CUCKOO_LONG=1
 	n, m := pebbletest.Scale(4000, 16000, 64000), pebbletest.Scale(1000, 4000, 20000)
 	eachFormat(t, seed, func(t *testing.T, f dbFormat, rng *rand.Rand, fs *vfs.MemFS) {
 		db := openDB(t, "db", dbOptions(fs, f, cuckoopolicy.FilterPolicy(12)))
