@@ -3,7 +3,6 @@ package workload
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -144,18 +143,8 @@ func tableEntries(t tableSpec, ks keyspace, o *pebble.Options) ([]kv, error) {
 		}
 		return out, nil
 	}
-	f, err := vfs.Default.Open(t.File)
+	rd, err := openTable(vfs.Default, t.File, o)
 	if err != nil {
-		return nil, err
-	}
-	readable, err := sstable.NewSimpleReadable(f)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	rd, err := sstable.NewReader(context.Background(), readable, sstable.ReaderOptions{Comparer: o.Comparer, KeySchemas: o.KeySchemas})
-	if err != nil {
-		readable.Close()
 		return nil, err
 	}
 	defer rd.Close()

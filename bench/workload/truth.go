@@ -80,21 +80,8 @@ func learnTruth(db *pebble.DB, fs vfs.FS, dir string, o *pebble.Options) (map[ui
 }
 
 func tableTruth(fs vfs.FS, name string, o *pebble.Options) (sig uint64, prefixes []uint64, err error) {
-	f, err := fs.Open(name)
+	r, err := openTable(fs, name, o)
 	if err != nil {
-		return 0, nil, err
-	}
-	readable, err := sstable.NewSimpleReadable(f)
-	if err != nil {
-		f.Close()
-		return 0, nil, err
-	}
-	r, err := sstable.NewReader(context.Background(), readable, sstable.ReaderOptions{
-		Comparer:   o.Comparer,
-		KeySchemas: o.KeySchemas,
-	})
-	if err != nil {
-		readable.Close()
 		return 0, nil, err
 	}
 	defer r.Close()
@@ -182,4 +169,24 @@ func (r *runner) countPass(s shapeSpec, d *dbInst) (map[string]truthCounts, erro
 		r.res.Phantom += ro.phantom
 	}
 	return out, nil
+}
+
+// openTable opens the sstable at name through fs, with o's Comparer and
+// KeySchemas; closing the reader closes the file.
+func openTable(fs vfs.FS, name string, o *pebble.Options) (*sstable.Reader, error) {
+	f, err := fs.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	readable, err := sstable.NewSimpleReadable(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r, err := sstable.NewReader(context.Background(), readable, sstable.ReaderOptions{Comparer: o.Comparer, KeySchemas: o.KeySchemas})
+	if err != nil {
+		readable.Close()
+		return nil, err
+	}
+	return r, nil
 }
