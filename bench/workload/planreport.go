@@ -2,8 +2,6 @@ package workload
 
 import (
 	"math"
-
-	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
 // planNames are the filter plans in report order, bloom(10) first.
@@ -80,7 +78,7 @@ func planString(shapes []shapeResult, name string) string {
 	for _, s := range shapes {
 		for _, d := range s.DBs {
 			if d.Cfg.Name == name && d.Cfg.Plan != nil {
-				return cuckoopolicy.Plan(*d.Cfg.Plan).String()
+				return d.Cfg.Plan.String()
 			}
 		}
 	}

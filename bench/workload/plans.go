@@ -40,12 +40,12 @@ type planRow struct {
 // fixedPlans are the filter plans that do not depend on the LSM.
 func fixedPlans() []policyCfg {
 	b10 := bloom.FilterPolicy(10)
-	noL6 := [7]pebble.FilterPolicy{b10, b10, b10, b10, b10, b10, nil}
-	var prog [7]pebble.FilterPolicy
+	noL6 := cuckoopolicy.Plan{b10, b10, b10, b10, b10, b10, nil}
+	var prog cuckoopolicy.Plan
 	for l, b := range [7]int{16, 16, 16, 16, 14, 10, 8} {
 		prog[l] = bloom.FilterPolicy(b)
 	}
-	cp := [7]pebble.FilterPolicy(cuckoopolicy.Progressive())
+	cp := cuckoopolicy.Progressive()
 	return []policyCfg{
 		{Name: planBloomNoL6, Family: famPlan, Plan: &noL6, Preset: true},
 		{Name: planBloomProg, Family: famPlan, Plan: &prog, Preset: true},
@@ -79,8 +79,7 @@ func (r *runner) planFors(s shapeSpec, dbs []*dbInst) ([]policyCfg, error) {
 			db.Close()
 			return nil, fmt.Errorf("PlanFor for %s: %w", q.name, err)
 		}
-		levels := [7]pebble.FilterPolicy(p)
-		out = append(out, policyCfg{Name: q.name, Family: famPlan, Plan: &levels, Preset: true})
+		out = append(out, policyCfg{Name: q.name, Family: famPlan, Plan: &p, Preset: true})
 		r.res.Plans = append(r.res.Plans, planRow{Shape: s.Name, Name: q.name, Plan: p, Budget: q.bytes, UseL6: q.useL6})
 	}
 	return out, db.Close()

@@ -59,7 +59,7 @@ func TestPlansReachTables(t *testing.T) {
 	}
 	for _, name := range []string{planBloomNoL6, planForGet, planForL6, planProgressive} {
 		d := findDB(dbs, name)
-		plan := cuckoopolicy.Plan(*d.cfg.Plan)
+		plan := *d.cfg.Plan
 		usage := filterUsage(t, r, s, d)
 		for _, l := range []int{5, 6} {
 			wantName := ""

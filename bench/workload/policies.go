@@ -27,10 +27,10 @@ type policyCfg struct {
 	B        int    // uniform budget; 0 when per-level
 	Levels   [7]int // per-level budgets when PerLevel (0: no filter)
 	PerLevel bool
-	Tuned    *cuckoopolicy.Policy    // an explicit cuckoo configuration, on every level
-	TunedFor int                     // the bloom budget whose rate Tuned matches
-	Plan     *[7]pebble.FilterPolicy // famPlan: the policy of each level (nil: none)
-	Preset   bool                    // one of the filter plans of plans.go (Config.FilterPlans)
+	Tuned    *cuckoopolicy.Policy // an explicit cuckoo configuration, on every level
+	TunedFor int                  // the bloom budget whose rate Tuned matches
+	Plan     *cuckoopolicy.Plan   // famPlan: the policy of each level (nil: none)
+	Preset   bool                 // one of the filter plans of plans.go (Config.FilterPlans)
 }
 
 func (p policyCfg) policy(b int) pebble.FilterPolicy {
@@ -48,8 +48,8 @@ func (p policyCfg) policy(b int) pebble.FilterPolicy {
 }
 
 // levels is the filter policy of each level, L0 to L6.
-func (p policyCfg) levels() [7]pebble.FilterPolicy {
-	var ls [7]pebble.FilterPolicy
+func (p policyCfg) levels() cuckoopolicy.Plan {
+	var ls cuckoopolicy.Plan
 	for l := range ls {
 		switch {
 		case p.Plan != nil:
@@ -69,7 +69,7 @@ func (p policyCfg) levels() [7]pebble.FilterPolicy {
 // apply configures opts with the policy of each level: cuckoopolicy.ApplyPlan
 // (which also registers the readers of bloom's and cuckoo's blocks).
 func (p policyCfg) apply(opts *pebble.Options) {
-	cuckoopolicy.ApplyPlan(opts, cuckoopolicy.Plan(p.levels()))
+	cuckoopolicy.ApplyPlan(opts, p.levels())
 }
 
 func (p policyCfg) levelsString() string {

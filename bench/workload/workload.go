@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
 // Config is one run of the workload benchmark. Defaults gives the three
@@ -293,7 +295,7 @@ func (r *runner) uniformConfigs() []policyCfg {
 		cfgs = append(cfgs, fixedPlans()...)
 	}
 	for _, p := range r.cfg.Plans {
-		levels := p.Levels
+		levels := cuckoopolicy.Plan(p.Levels)
 		cfgs = append(cfgs, policyCfg{Name: p.Name, Family: famPlan, Plan: &levels})
 	}
 	return cfgs
