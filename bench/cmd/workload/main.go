@@ -44,6 +44,8 @@ type flags struct {
 	duration, delay           *time.Duration
 	threads, dir, out         *string
 	shapes, regimes, paths    *string
+	loadShapes                *string
+	loadKeys                  *int
 }
 
 func main() {
@@ -67,20 +69,22 @@ func main() {
 // defineFlags defines the command's flags on flag.CommandLine.
 func defineFlags() *flags {
 	return &flags{
-		quick:    flag.Bool("quick", false, "the quick run: under 10 minutes on 2 cores"),
-		tiny:     flag.Bool("tiny", false, "a smoke test of a few seconds: no verdicts"),
-		keys:     flag.Int("keys", 0, "entries per database (0: the mode's default)"),
-		ops:      flag.Int("ops", 0, "fewest operations per measured run (0: the mode's default)"),
-		duration: flag.Duration("duration", 0, "target time of one measured run, from which each path's operation count is calibrated (0: the mode's default)"),
-		countOps: flag.Int("countops", 0, "operations per path of the pass that counts false positives (0: the mode's default)"),
-		reps:     flag.Int("reps", 0, "repetitions (0: the mode's default; at least 10 for the timing targets)"),
-		threads:  flag.String("threads", "", "goroutine counts, comma-separated (default: the mode's, 1 for -quick, 1,2 otherwise)"),
-		delay:    flag.Duration("delay", 0, "device delay per sstable read in the slow regime (0: 50µs)"),
-		dir:      flag.String("dir", "", "data directory, empty or absent (default: a temporary directory)"),
-		out:      flag.String("out", "", "report directory, empty or absent (default: a new temporary directory)"),
-		shapes:   flag.String("shapes", "", "restrict to these shapes (steady,burst,mvcc,blockstore,state,deep)"),
-		regimes:  flag.String("regimes", "", "restrict to these regimes (hot,pagecache,slow)"),
-		paths:    flag.String("paths", "", "restrict to these read paths"),
+		quick:      flag.Bool("quick", false, "the quick run: under 10 minutes on 2 cores"),
+		tiny:       flag.Bool("tiny", false, "a smoke test of a few seconds: no verdicts"),
+		keys:       flag.Int("keys", 0, "entries per database (0: the mode's default)"),
+		ops:        flag.Int("ops", 0, "fewest operations per measured run (0: the mode's default)"),
+		duration:   flag.Duration("duration", 0, "target time of one measured run, from which each path's operation count is calibrated (0: the mode's default)"),
+		countOps:   flag.Int("countops", 0, "operations per path of the pass that counts false positives (0: the mode's default)"),
+		reps:       flag.Int("reps", 0, "repetitions (0: the mode's default; at least 10 for the timing targets)"),
+		threads:    flag.String("threads", "", "goroutine counts, comma-separated (default: the mode's, 1 for -quick, 1,2 otherwise)"),
+		delay:      flag.Duration("delay", 0, "device delay per sstable read in the slow regime (0: 50µs)"),
+		dir:        flag.String("dir", "", "data directory, empty or absent (default: a temporary directory)"),
+		out:        flag.String("out", "", "report directory, empty or absent (default: a new temporary directory)"),
+		shapes:     flag.String("shapes", "", "restrict to these shapes (steady,burst,mvcc,blockstore,state,deep)"),
+		regimes:    flag.String("regimes", "", "restrict to these regimes (hot,pagecache,slow)"),
+		paths:      flag.String("paths", "", "restrict to these read paths"),
+		loadShapes: flag.String("loadshapes", "", "shapes whose lockstep loading is measured, comma-separated, or none (default: the mode's, steady for -quick, all but deep otherwise)"),
+		loadKeys:   flag.Int("loadkeys", 0, "entries per lockstep load (0: the mode's default)"),
 	}
 }
 
@@ -135,6 +139,16 @@ func (f *flags) config() workload.Config {
 		return strings.Split(s, ",")
 	}
 	cfg.Shapes, cfg.Regimes, cfg.Paths = split(*f.shapes), split(*f.regimes), split(*f.paths)
+	switch *f.loadShapes {
+	case "":
+	case "none":
+		cfg.LoadRounds = 0
+	default:
+		cfg.LoadShapes = split(*f.loadShapes)
+	}
+	if *f.loadKeys > 0 {
+		cfg.LoadKeys = *f.loadKeys
+	}
 	cfg.Dir, cfg.Out = *f.dir, *f.out
 	cfg.CommandLine = strings.Join(append([]string{"go run ./bench/cmd/workload"}, os.Args[1:]...), " ")
 	return cfg
