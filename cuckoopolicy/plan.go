@@ -118,7 +118,7 @@ func ApplyPlan(opts *pebble.Options, p Plan) {
 // Progressive returns the preset plan for an LSM of the usual shape (each
 // level about ten times the one above it, L6 holding about nine keys in ten):
 //
-//	L0-L4 cuckoo(16) L5 cuckoo(13) L6 cuckoo{f=8 semi load=0.95}
+//	L0-L4 cuckoo(16) L5 cuckoo(13) L6 cuckoo{f=8 semi load=0.97}
 //
 // It is the counterpart of the "progressive" bloom plan of Pebble's
 // development branch (bloom at 16 bits per key on L0 to L3, 14 on L4, 10 on
@@ -126,8 +126,8 @@ func ApplyPlan(opts *pebble.Options, p Plan) {
 // absent Get, which never reads L6 filters, meets about a tenth of the false
 // positives or fewer: the levels Get probes hold few keys, and a cuckoo
 // filter halves its rate with every bit where Pebble's bloom filter stalls
-// near 0.3%. L6 pays for the upper levels' bits with 7.4 bits per key and a
-// rate of about 2.9% against bloom(8)'s 2.5%: absent lookups that read L6
+// near 0.3%. L6 pays for the upper levels' bits with 7.2 bits per key and a
+// rate of about 3.0% against bloom(8)'s 2.2-2.6%: absent lookups that read L6
 // filters (IterOptions.UseL6Filters) come out ahead only where they also
 // probe the upper levels, and up to about 1.15x bloom's false positives where
 // nearly all they meet is L6.
@@ -137,7 +137,7 @@ func Progressive() Plan {
 	return Plan{
 		FilterPolicy(16), FilterPolicy(16), FilterPolicy(16), FilterPolicy(16), FilterPolicy(16),
 		FilterPolicy(13),
-		Policy{FingerprintBits: 8, SemiSort: true, LoadFactor: 0.95},
+		Policy{FingerprintBits: 8, SemiSort: true, LoadFactor: 0.97},
 	}
 }
 

@@ -24,7 +24,7 @@ func TestPlanString(t *testing.T) {
 		{cuckoopolicy.Plan{c(10), bloom.FilterPolicy(10), pebble.NoFilterPolicy, nil, c(10), c(10), c(10)}, "L0 cuckoo(10) L1 bloom(10) L2-L3 none L4-L6 cuckoo(10)"},
 		{cuckoopolicy.Plan{6: cuckoopolicy.Policy{FingerprintBits: 8, SemiSort: true, LoadFactor: 0.9}}, "L0-L5 none L6 cuckoo{f=8 semi load=0.9}"},
 		{cuckoopolicy.Plan{6: cuckoopolicy.Policy{}}, "L0-L5 none L6 cuckoo{f=9 plain 10 bits}"},
-		{cuckoopolicy.Progressive(), "L0-L4 cuckoo(16) L5 cuckoo(13) L6 cuckoo{f=8 semi load=0.95}"},
+		{cuckoopolicy.Progressive(), "L0-L4 cuckoo(16) L5 cuckoo(13) L6 cuckoo{f=8 semi load=0.97}"},
 	} {
 		if got := tc.p.String(); got != tc.want {
 			t.Errorf("String() = %q, want %q", got, tc.want)
