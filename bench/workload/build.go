@@ -116,7 +116,7 @@ func (r *runner) stage(s shapeSpec, lay layout, dbs []*dbInst) error {
 	}
 	for j, t := range lay.Tables {
 		if r.stopped() {
-			return ErrStopped
+			return errStopped
 		}
 		r.prog.tick("build %s: table %d/%d for %d databases", s.Name, j+1, len(lay.Tables), len(dbs))
 		entries, err := tableEntries(t, ks, opts[0])

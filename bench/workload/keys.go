@@ -8,9 +8,9 @@ import (
 	"github.com/cockroachdb/pebble/v2/cockroachkvs"
 )
 
-// ValueLen is the length of every value written, except in the state
+// defaultValueLen is the length of every value written, except in the state
 // shape (stateValueLen).
-const ValueLen = 100
+const defaultValueLen = 100
 
 // stateValueLen is the length of the state shape's values: an account or a
 // storage slot's RLP encoding is about this long.
@@ -108,7 +108,7 @@ func (ks keyspace) valueLen() int {
 	if ks.kind == keysState {
 		return stateValueLen
 	}
-	return ValueLen
+	return defaultValueLen
 }
 
 // versionWall is the wall time of version v of key i: later versions are

@@ -34,7 +34,7 @@ func (r *runner) options(s shapeSpec, p policyCfg, st *ioStats, cache *pebble.Ca
 		FormatMajorVersion:          pebble.FormatNewest,
 		Logger:                      pebbletest.QuietLogger{},
 		DisableWAL:                  true, // the loader flushes explicitly
-		MemTableSize:                uint64(max(4<<20, 2*r.cfg.FlushEvery*(ValueLen+64))),
+		MemTableSize:                uint64(max(4<<20, 2*r.cfg.FlushEvery*(defaultValueLen+64))),
 		LBaseMaxBytes:               r.cfg.LBaseMaxBytes,
 		L0StopWritesThreshold:       1 << 20,
 		DisableAutomaticCompactions: frozen,
@@ -126,7 +126,7 @@ func (r *runner) loadLockstep(s shapeSpec, dbs []*organic, first int, n uint64, 
 			hi := min(to, lo+uint64(size))
 			for _, o := range order {
 				if r.stopped() {
-					return ErrStopped
+					return errStopped
 				}
 				if err := o.turn(func() error { return r.chunk(s, ks, o, lo, hi, n) }); err != nil {
 					return fmt.Errorf("%s: %w", o.cfg.Name, err)

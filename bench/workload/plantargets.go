@@ -12,7 +12,7 @@ type planJudge struct {
 	judged                   int
 }
 
-func (j *planJudge) verdict(target string) Verdict {
+func (j *planJudge) verdict(target string) verdictRow {
 	return verdict(target, j.misses, j.unjudged, j.judged, strings.Join(j.detail, "; "))
 }
 
@@ -105,11 +105,11 @@ func (r *Result) filterRatio(shape, x, base string) float64 {
 
 // planVerdicts judges the filter plans (issue 36's targets) against
 // bloom(10) on every level and the other reference configurations.
-func (r *Result) planVerdicts() []Verdict {
+func (r *Result) planVerdicts() []verdictRow {
 	if !r.Config.FilterPlans {
 		return nil
 	}
-	var out []Verdict
+	var out []verdictRow
 	var j planJudge
 	j.fp(r, planForGet, planBase, "get-absent", 0.05)
 	j.bytes(r, planForGet, planBase, 1.03)
@@ -140,7 +140,7 @@ func (r *Result) planVerdicts() []Verdict {
 // bloom(10)-noL6) are judged on the paths they are made for; their
 // L6-filtered cells, where L6 cannot be skipped by construction, are
 // listed apart.
-func (r *Result) planSlowerVerdict() Verdict {
+func (r *Result) planSlowerVerdict() verdictRow {
 	var j planJudge
 	var apart []string
 	for _, k := range r.cellKeys() {

@@ -17,7 +17,7 @@ const (
 	famNone   = "none"
 	famBloom  = "bloom"
 	famCuckoo = "cuckoo"
-	famPlan   = "plan" // Config.Plans: any filter policy per level
+	famPlan   = "plan" // a filter policy per level (the filter plans)
 )
 
 // policyCfg is one filter configuration of a measured database.

@@ -194,7 +194,7 @@ func (r *runner) cell(s shapeSpec, g regimeSpec, p pathSpec, threads, rep, base 
 		res.Cells[key] = cell
 	}
 	if r.stopped() {
-		return 0, ErrStopped
+		return 0, errStopped
 	}
 	// SubRuns rounds, each running every policy once on a share of
 	// the operations: a policy's time in this repetition is the

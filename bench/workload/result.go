@@ -24,7 +24,7 @@ type Result struct {
 	Cells         map[cellKey]map[string]*cellStats
 	Truth         map[string]map[string]map[string]truthCounts // shape -> policy -> path
 	Lost, Phantom int64
-	Verdicts      []Verdict
+	Verdicts      []verdictRow
 }
 
 // tunedRow is a cuckoopolicy.Policy whose measured rate matches bloom(For)'s.
@@ -56,8 +56,8 @@ type dbRow struct {
 	Sig   lsmSig // the LSM as built, checked against the layout and the other databases
 }
 
-// Verdict is one target's outcome.
-type Verdict struct {
+// verdictRow is one target's outcome.
+type verdictRow struct {
 	Target   string
 	Judged   bool // false: nothing to judge it on
 	Pass     bool

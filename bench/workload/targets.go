@@ -68,8 +68,8 @@ func (r *Result) pathsRun() []string {
 	return ps
 }
 
-func verdict(target string, misses, unjudged []string, judged int, detail string) Verdict {
-	return Verdict{Target: target, Judged: judged > 0, Pass: judged > 0 && len(misses) == 0,
+func verdict(target string, misses, unjudged []string, judged int, detail string) verdictRow {
+	return verdictRow{Target: target, Judged: judged > 0, Pass: judged > 0 && len(misses) == 0,
 		Detail: detail, Misses: misses, Unjudged: unjudged}
 }
 
@@ -104,7 +104,7 @@ func (r *Result) computeVerdicts() {
 
 // fpVerdict judges cuckoo(b)'s false-positive block reads per operation
 // against limit times bloom(b)'s, in every shape and path.
-func (r *Result) fpVerdict(b int, limit float64) Verdict {
+func (r *Result) fpVerdict(b int, limit float64) verdictRow {
 	var misses, unjudged []string
 	judged := 0
 	var ratios []float64
@@ -153,7 +153,7 @@ func (r *Result) matched16() []string {
 
 // filterBytesVerdict judges policy m's filter bytes per key against
 // bloom(16)'s, and its data-block reads per operation.
-func (r *Result) filterBytesVerdict(m string) Verdict {
+func (r *Result) filterBytesVerdict(m string) verdictRow {
 	var misses, unjudged []string
 	judged := 0
 	var detail []string
@@ -191,7 +191,7 @@ func (r *Result) filterBytesVerdict(m string) Verdict {
 
 // spreadVerdict judges cuckoo-spread's false-positive reads per absent Get
 // against bloom(10)'s and bloom-spread's.
-func (r *Result) spreadVerdict() Verdict {
+func (r *Result) spreadVerdict() verdictRow {
 	var misses, unjudged []string
 	judged := 0
 	var detail []string
@@ -235,7 +235,7 @@ func (r *Result) spreadVerdict() Verdict {
 // median over cells at most 1.00, and on the slow device, where the saved
 // false-positive reads alone predict at most 0.97, at most 0.98. A cell
 // whose two databases' LSMs are not identical is not judged.
-func (r *Result) timeVerdicts() []Verdict {
+func (r *Result) timeVerdicts() []verdictRow {
 	var slower, fast, unjudged []string
 	var medians []float64
 	fastJudged := 0
@@ -273,7 +273,7 @@ func (r *Result) timeVerdicts() []Verdict {
 	if med > 1.00 {
 		medMiss = append(medMiss, fmt.Sprintf("median %.3f", med))
 	}
-	return []Verdict{
+	return []verdictRow{
 		verdict("Time per op: no cell whose 95% interval of cuckoo(B)/bloom(B) lies entirely above 1.02 (every shape, regime, path, thread count)",
 			slower, unjudged, len(medians), note),
 		verdict("Time per op: the median of the cells' cuckoo(B)/bloom(B) medians <= 1.00",
@@ -304,7 +304,7 @@ func (r *Result) savedReadsRatio(k cellKey, b int) (float64, bool) {
 // loadVerdict judges the organic loading of cuckoo(B) against bloom(B)'s:
 // the CPU time per sstable byte written, median of the paired ratios of
 // every lockstep round on every measured shape; wall and CPU time beside it.
-func (r *Result) loadVerdict() Verdict {
+func (r *Result) loadVerdict() verdictRow {
 	var misses, detail []string
 	judged := 0
 	for _, b := range r.Config.Budgets {
@@ -334,7 +334,7 @@ func (r *Result) loadVerdict() Verdict {
 
 // lostVerdict judges that every present read found its value and no absent
 // read found one.
-func (r *Result) lostVerdict() Verdict {
+func (r *Result) lostVerdict() verdictRow {
 	var misses []string
 	if r.Lost > 0 || r.Phantom > 0 {
 		misses = append(misses, fmt.Sprintf("%d present keys not read back, %d absent keys found", r.Lost, r.Phantom))

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
-
-	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
 // Config is one run of the workload benchmark. Defaults gives the three
@@ -36,29 +34,19 @@ type Config struct {
 	Seed          uint64
 	CommandLine   string          // for the report
 	Progress      io.Writer       // a progress line; nil: none
-	Stop          <-chan struct{} // closed to stop early: Run removes its databases and returns ErrStopped
+	Stop          <-chan struct{} // closed to stop early: Run removes its databases and returns an error saying so
 	// Shapes, Regimes and Paths restrict the run (nil: all).
 	Shapes, Regimes, Paths []string
 	LoadRounds             int      // lockstep loads of bloom(B) and cuckoo(B) per shape (0: loading not measured)
 	LoadKeys               int      // entries per lockstep load (0: Keys), a flush every tenth of them
 	TimeAll                bool     // time every policy; false: only none, bloom(B), cuckoo(B) and the spreads (the others are counted, not timed)
 	LoadShapes             []string // the shapes whose loading is measured (nil: all but deep)
-	// Plans are measured beside the built-in policies, on the same LSMs.
-	Plans []Plan
 	// FilterPlans measures the filter plans beside the other policies:
 	// bloom(10)-noL6, bloom-progressive, progressive and PlanFor's plans
 	// (planfor-get, planfor-noL6bytes, planfor-l6), each against bloom(10),
 	// which is then always built. Where TimeAll is false they are counted
 	// on the absent paths and timed only where a target needs their time.
 	FilterPlans bool
-}
-
-// Plan is a named filter policy per level, L0 to L6 (nil: no filter on
-// that level), measured beside the built-in policies; a cuckoopolicy.Plan
-// converts to Levels.
-type Plan struct {
-	Name   string
-	Levels [7]pebble.FilterPolicy
 }
 
 // Defaults returns the configuration of a mode: "tiny", "quick" or "full".
@@ -86,16 +74,16 @@ func Defaults(mode string) Config {
 	return c
 }
 
-// ErrDirNotEmpty is returned for a data directory that holds anything.
-var ErrDirNotEmpty = errors.New("workload: data directory is not empty")
+// errDirNotEmpty is returned for a data directory that holds anything.
+var errDirNotEmpty = errors.New("workload: data directory is not empty")
 
-// ErrOutNotEmpty is returned for a report directory that holds anything:
+// errOutNotEmpty is returned for a report directory that holds anything:
 // a run never overwrites an earlier report.
-var ErrOutNotEmpty = errors.New("workload: report directory is not empty")
+var errOutNotEmpty = errors.New("workload: report directory is not empty")
 
-// ErrStopped is returned when Config.Stop was closed; the data directory
+// errStopped is returned when Config.Stop was closed; the data directory
 // is cleaned up as after a complete run, and no report is written.
-var ErrStopped = errors.New("workload: stopped")
+var errStopped = errors.New("workload: stopped")
 
 // ErrLostKeys is returned, with the report written, when a present key was
 // not read back with its value or an absent key was found.
@@ -190,13 +178,13 @@ func checkWritable(dir string) error {
 // Run runs the benchmark and writes cfg.Out/WORKLOAD.md and the plots (cfg.Out
 // "": a new temporary directory, in the returned Result's Config.Out). It
 // refuses, touching nothing, a cfg.Out or cfg.Dir that holds anything
-// (ErrOutNotEmpty, ErrDirNotEmpty) and checks that cfg.Out is writable
+// (errOutNotEmpty, errDirNotEmpty) and checks that cfg.Out is writable
 // before anything runs. It removes the databases in every case, and the
 // report directory's contents (and the directory, if it created it) when
 // the run fails or is stopped; it returns ErrLostKeys, after writing the
 // report, if any present key was not read back.
 func Run(cfg Config) (*Result, error) {
-	out, outCleanup, err := prepareDir(cfg.Out, "pebble-workload-report-", ErrOutNotEmpty)
+	out, outCleanup, err := prepareDir(cfg.Out, "pebble-workload-report-", errOutNotEmpty)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +193,7 @@ func Run(cfg Config) (*Result, error) {
 		outCleanup()
 		return nil, err
 	}
-	dataDir, cleanup, err := prepareDir(cfg.Dir, "pebble-workload-", ErrDirNotEmpty)
+	dataDir, cleanup, err := prepareDir(cfg.Dir, "pebble-workload-", errDirNotEmpty)
 	if err != nil {
 		outCleanup()
 		return nil, err
@@ -293,10 +281,6 @@ func (r *runner) uniformConfigs() []policyCfg {
 	if r.cfg.FilterPlans {
 		add(famBloom, 10)
 		cfgs = append(cfgs, fixedPlans()...)
-	}
-	for _, p := range r.cfg.Plans {
-		levels := cuckoopolicy.Plan(p.Levels)
-		cfgs = append(cfgs, policyCfg{Name: p.Name, Family: famPlan, Plan: &levels})
 	}
 	return cfgs
 }

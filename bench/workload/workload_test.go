@@ -98,8 +98,8 @@ func TestRefusesNonEmptyDir(t *testing.T) {
 	}
 	cfg := Defaults("tiny")
 	cfg.Dir, cfg.Out = dir, t.TempDir()
-	if _, err := Run(cfg); !errors.Is(err, ErrDirNotEmpty) {
-		t.Fatalf("Run with a non-empty directory: %v, want ErrDirNotEmpty", err)
+	if _, err := Run(cfg); !errors.Is(err, errDirNotEmpty) {
+		t.Fatalf("Run with a non-empty directory: %v, want errDirNotEmpty", err)
 	}
 	if _, err := os.Stat(keep); err != nil {
 		t.Fatalf("the directory's file is gone: %v", err)
@@ -113,7 +113,7 @@ func TestRefusesNonEmptyDir(t *testing.T) {
 // again, not removed.
 func TestEmptyDirKept(t *testing.T) {
 	dir := t.TempDir()
-	_, cleanup, err := prepareDir(dir, "x", ErrDirNotEmpty)
+	_, cleanup, err := prepareDir(dir, "x", errDirNotEmpty)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,8 +204,8 @@ func TestStop(t *testing.T) {
 	stop := make(chan struct{})
 	close(stop)
 	cfg.Stop = stop
-	if _, err := Run(cfg); !errors.Is(err, ErrStopped) {
-		t.Fatalf("Run after Stop: %v, want ErrStopped", err)
+	if _, err := Run(cfg); !errors.Is(err, errStopped) {
+		t.Fatalf("Run after Stop: %v, want errStopped", err)
 	}
 	for _, d := range []string{cfg.Dir, cfg.Out} {
 		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
@@ -224,8 +224,8 @@ func TestRefusesNonEmptyOut(t *testing.T) {
 	}
 	cfg := Defaults("tiny")
 	cfg.Out, cfg.Dir = out, filepath.Join(t.TempDir(), "data")
-	if _, err := Run(cfg); !errors.Is(err, ErrOutNotEmpty) {
-		t.Fatalf("Run with a non-empty report directory: %v, want ErrOutNotEmpty", err)
+	if _, err := Run(cfg); !errors.Is(err, errOutNotEmpty) {
+		t.Fatalf("Run with a non-empty report directory: %v, want errOutNotEmpty", err)
 	}
 	if b, err := os.ReadFile(keep); err != nil || string(b) != "an earlier report" {
 		t.Fatalf("the earlier report changed: %q, %v", b, err)
