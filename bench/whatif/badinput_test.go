@@ -21,8 +21,8 @@ func TestBadInput(t *testing.T) {
 		}
 		before := pebbletest.MustSnapshot(t, dir)
 		_, err := Analyze(Config{Dir: dir})
-		if !errors.Is(err, ErrNotDB) {
-			t.Errorf("Analyze on a directory of notes: %v, want ErrNotDB", err)
+		if !errors.Is(err, errNotDB) {
+			t.Errorf("Analyze on a directory of notes: %v, want errNotDB", err)
 		}
 		pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, dir))
 	})
@@ -57,18 +57,18 @@ func TestBadInput(t *testing.T) {
 		}
 		// Twice: the first refusal must leave this process's lock in place.
 		for range 2 {
-			if _, err = Analyze(Config{Dir: dir}); !errors.Is(err, ErrInUse) {
-				t.Errorf("Analyze on an open database: %v, want ErrInUse", err)
+			if _, err = Analyze(Config{Dir: dir}); !errors.Is(err, errInUse) {
+				t.Errorf("Analyze on an open database: %v, want errInUse", err)
 			}
 		}
 		pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, dir))
 	})
 	t.Run("read-only file system", func(t *testing.T) {
 		fs := readOnlyFS{vfs.Default}
-		if _, err := fs.Create(filepath.Join(dir, "x"), vfs.WriteCategoryUnspecified); !errors.Is(err, ErrReadOnly) {
+		if _, err := fs.Create(filepath.Join(dir, "x"), vfs.WriteCategoryUnspecified); !errors.Is(err, errReadOnly) {
 			t.Errorf("Create: %v", err)
 		}
-		if err := fs.Remove(filepath.Join(dir, "LOCK")); !errors.Is(err, ErrReadOnly) {
+		if err := fs.Remove(filepath.Join(dir, "LOCK")); !errors.Is(err, errReadOnly) {
 			t.Errorf("Remove: %v", err)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "LOCK")); err != nil {

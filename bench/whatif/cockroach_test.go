@@ -31,8 +31,8 @@ func TestAnalyzeCockroach(t *testing.T) {
 	pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, dir))
 	checkCockroachLevels(t, rep, want, wantPrefixes)
 
-	if rep.Probes < 2000 {
-		t.Fatalf("%d absent probes from 3000 sources", rep.Probes)
+	if rep.probes < 2000 {
+		t.Fatalf("%d absent probes from 3000 sources", rep.probes)
 	}
 	for _, p := range rep.probeKeys {
 		if cockroachkvs.Comparer.Split(p) != len(p) {
@@ -40,8 +40,8 @@ func TestAnalyzeCockroach(t *testing.T) {
 		}
 	}
 	checks, pos := pebbleFilterCounts(t, dir, true, rep.probeKeys, true)
-	wantChecks := sumLevels(rep, NumLevels-1, func(L *Level) int { return L.Checks })
-	wantPos := sumLevels(rep, NumLevels-1, func(L *Level) int { return L.NowFalsePos })
+	wantChecks := sumLevels(rep, numLevels-1, func(L *levelRow) int { return L.Checks })
+	wantPos := sumLevels(rep, numLevels-1, func(L *levelRow) int { return L.NowFalsePos })
 	if checks != wantChecks || pos != wantPos {
 		t.Errorf("SeekPrefixGE with UseL6Filters: Pebble counted %d filter checks, %d positive; whatif %d, %d",
 			checks, pos, wantChecks, wantPos)
@@ -100,8 +100,8 @@ func buildCockroachDB(t *testing.T, dir string) (want expected, wantPrefixes int
 func checkCockroachLevels(t *testing.T, rep *Report, want expected, wantPrefixes int) {
 	t.Helper()
 	var keys uint64
-	for l := range NumLevels {
-		L := &rep.Levels[l]
+	for l := range numLevels {
+		L := &rep.levels[l]
 		keys += L.Keys
 		if L.Tables != want.tables[l] || L.Entries != want.entries[l] {
 			t.Errorf("L%d: %d tables, %d entries; db.SSTables: %d, %d", l, L.Tables, L.Entries, want.tables[l], want.entries[l])
@@ -116,7 +116,7 @@ func checkCockroachLevels(t *testing.T, rep *Report, want expected, wantPrefixes
 	}
 	// A table boundary may fall between versions of one key, which then
 	// has a filter key in both tables.
-	if tables := sumLevels(rep, NumLevels-1, func(L *Level) int { return L.Tables }); keys < uint64(wantPrefixes) || keys > uint64(wantPrefixes)+uint64(tables) {
+	if tables := sumLevels(rep, numLevels-1, func(L *levelRow) int { return L.Tables }); keys < uint64(wantPrefixes) || keys > uint64(wantPrefixes)+uint64(tables) {
 		t.Errorf("%d filter keys in %d tables, want %d (roach keys per flush) plus at most one per table", keys, tables, wantPrefixes)
 	}
 }

@@ -45,8 +45,8 @@ func TestOpenFIFO(t *testing.T) {
 			go func() { done <- c.open() }()
 			select {
 			case err := <-done:
-				if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), path) {
-					t.Errorf("%s on a named pipe: %v, want ErrNotRegular naming %s", c.name, err, path)
+				if !errors.Is(err, errNotRegular) || !strings.Contains(err.Error(), path) {
+					t.Errorf("%s on a named pipe: %v, want errNotRegular naming %s", c.name, err, path)
 				}
 			case <-time.After(time.Minute):
 				t.Fatalf("%s on a named pipe did not return within a minute", c.name)

@@ -15,11 +15,11 @@ import (
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
-// ErrBadFilter reports a table's filter block that whatif will not probe:
+// errBadFilter reports a table's filter block that whatif will not probe:
 // its checksum does not match, or its contents are not a block of the policy
 // it is named after. Probing it would give no measurement of that policy,
 // and Pebble's bloom reader divides by zero on some malformed blocks.
-var ErrBadFilter = errors.New("whatif: malformed filter block")
+var errBadFilter = errors.New("whatif: malformed filter block")
 
 var (
 	bloomName  = bloom.FilterPolicy(10).Name()
@@ -60,7 +60,7 @@ func readNowFilter(t *table, r *sstable.Reader, f vfs.File, path string) error {
 			err = checkFilter(name, b)
 		}
 		if err != nil {
-			return fmt.Errorf("%w: %s: %s: %w", ErrBadFilter, path, name, err)
+			return fmt.Errorf("%w: %s: %s: %w", errBadFilter, path, name, err)
 		}
 		t.now, t.nowBlock = p, b
 		return nil

@@ -13,7 +13,7 @@ import (
 // LOCK file, opened read-only, and returns the function that releases it.
 // Pebble holds an exclusive fcntl lock on LOCK while the database is open;
 // an OFD lock conflicts with it even within one process, so a held database
-// is reported as ErrInUse, and while whatif holds its shared lock no Pebble
+// is reported as errInUse, and while whatif holds its shared lock no Pebble
 // can open the database. A directory without LOCK (a checkpoint, a copy)
 // needs no lock. Nothing is written: the file is opened O_RDONLY and locks
 // change neither its bytes nor its times.
@@ -44,7 +44,7 @@ func lockShared(path string) (func() error, error) {
 	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
 		keepOpen(f)
 		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
-			return nil, ErrInUse
+			return nil, errInUse
 		}
 		return nil, fmt.Errorf("whatif: locking %s: %w", path, err)
 	}

@@ -41,7 +41,7 @@ func lockShared(path string) (func() error, error) {
 		return nil, fmt.Errorf("whatif: checking the lock on %s: %w", path, err)
 	}
 	if lk.Type != unix.F_UNLCK {
-		return nil, ErrInUse
+		return nil, errInUse
 	}
 	return func() error { return nil }, nil
 }

@@ -18,15 +18,15 @@ import (
 // Comparers are the comparer names Config.Comparer accepts.
 var Comparers = []string{"default", "cockroach"}
 
-// ErrReadOnly is what the file system under Analyze returns to any attempt
+// errReadOnly is what the file system under Analyze returns to any attempt
 // to create, change or remove a file: Analyze never writes to the database.
-var ErrReadOnly = errors.New("whatif: the database is opened read-only; refusing to write")
+var errReadOnly = errors.New("whatif: the database is opened read-only; refusing to write")
 
-// ErrInUse reports a database that a running Pebble holds open.
-var ErrInUse = errors.New("whatif: the database is in use (a running Pebble holds its LOCK file); run whatif on a checkpoint or a copy")
+// errInUse reports a database that a running Pebble holds open.
+var errInUse = errors.New("whatif: the database is in use (a running Pebble holds its LOCK file); run whatif on a checkpoint or a copy")
 
-// ErrNotDB reports a directory that holds no Pebble database.
-var ErrNotDB = errors.New("whatif: not a Pebble database")
+// errNotDB reports a directory that holds no Pebble database.
+var errNotDB = errors.New("whatif: not a Pebble database")
 
 // comparerOptions returns Pebble options for the named comparer.
 func comparerOptions(name string) (*pebble.Options, error) {
@@ -47,7 +47,7 @@ func comparerOptions(name string) (*pebble.Options, error) {
 // readOnlyFS passes reads to the wrapped file system and refuses every call
 // that could create, modify or remove a file. Lock returns a no-op closer:
 // Analyze checks and holds the database lock itself, without writing. Open
-// refuses what is neither a regular file nor a directory (ErrNotRegular)
+// refuses what is neither a regular file nor a directory (errNotRegular)
 // instead of waiting on a named pipe.
 type readOnlyFS struct {
 	vfs.FS
@@ -63,33 +63,33 @@ func (fs readOnlyFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error)
 }
 
 func (readOnlyFS) Create(name string, _ vfs.DiskWriteCategory) (vfs.File, error) {
-	return nil, fmt.Errorf("create %s: %w", name, ErrReadOnly)
+	return nil, fmt.Errorf("create %s: %w", name, errReadOnly)
 }
 
 func (readOnlyFS) Link(oldname, newname string) error {
-	return fmt.Errorf("link %s: %w", newname, ErrReadOnly)
+	return fmt.Errorf("link %s: %w", newname, errReadOnly)
 }
 
 func (readOnlyFS) OpenReadWrite(name string, _ vfs.DiskWriteCategory, _ ...vfs.OpenOption) (vfs.File, error) {
-	return nil, fmt.Errorf("open %s for writing: %w", name, ErrReadOnly)
+	return nil, fmt.Errorf("open %s for writing: %w", name, errReadOnly)
 }
 
-func (readOnlyFS) Remove(name string) error { return fmt.Errorf("remove %s: %w", name, ErrReadOnly) }
+func (readOnlyFS) Remove(name string) error { return fmt.Errorf("remove %s: %w", name, errReadOnly) }
 
 func (readOnlyFS) RemoveAll(name string) error {
-	return fmt.Errorf("remove %s: %w", name, ErrReadOnly)
+	return fmt.Errorf("remove %s: %w", name, errReadOnly)
 }
 
 func (readOnlyFS) Rename(oldname, newname string) error {
-	return fmt.Errorf("rename %s: %w", oldname, ErrReadOnly)
+	return fmt.Errorf("rename %s: %w", oldname, errReadOnly)
 }
 
 func (readOnlyFS) ReuseForWrite(oldname, newname string, _ vfs.DiskWriteCategory) (vfs.File, error) {
-	return nil, fmt.Errorf("reuse %s: %w", oldname, ErrReadOnly)
+	return nil, fmt.Errorf("reuse %s: %w", oldname, errReadOnly)
 }
 
 func (readOnlyFS) MkdirAll(dir string, _ os.FileMode) error {
-	return fmt.Errorf("mkdir %s: %w", dir, ErrReadOnly)
+	return fmt.Errorf("mkdir %s: %w", dir, errReadOnly)
 }
 
 func (readOnlyFS) Lock(string) (io.Closer, error) { return nopCloser{}, nil }
@@ -153,17 +153,17 @@ func openReadOnly(dir, comparerName string) (*pebble.DB, *pebble.Options, vfs.FS
 	if st, err := os.Stat(dir); err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("whatif: %w", err)
 	} else if !st.IsDir() {
-		return nil, nil, nil, nil, fmt.Errorf("%w: %s is not a directory", ErrNotDB, dir)
+		return nil, nil, nil, nil, fmt.Errorf("%w: %s is not a directory", errNotDB, dir)
 	}
 	if err := checkFiles(dir); err != nil {
 		return nil, nil, nil, nil, err
 	}
 	desc, err := pebble.Peek(dir, fs)
 	if err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("%w: %s: %v", ErrNotDB, dir, err)
+		return nil, nil, nil, nil, fmt.Errorf("%w: %s: %v", errNotDB, dir, err)
 	}
 	if !desc.Exists {
-		return nil, nil, nil, nil, fmt.Errorf("%w: %s has no MANIFEST", ErrNotDB, dir)
+		return nil, nil, nil, nil, fmt.Errorf("%w: %s has no MANIFEST", errNotDB, dir)
 	}
 	if desc.OptionsFilename != "" {
 		cmpName, mergerName, err := optionsNames(fs, desc.OptionsFilename)

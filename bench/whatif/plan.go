@@ -8,27 +8,27 @@ import (
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
-// PlanReport is the filter plan cuckoopolicy.PlanFor chooses for the
+// planReport is the filter plan cuckoopolicy.PlanFor chooses for the
 // database within Config.Memory bytes of filters, and what it and bloom(10)
 // on every level would do, measured as the candidates are: each table's
 // filter built from its keys, probed with the same absent keys.
-type PlanReport struct {
+type planReport struct {
 	Memory uint64 // the filter bytes the plan may take (Config.Memory)
 	UseL6  bool   // the plan is for lookups that read L6 filters (Config.UseL6)
 	Plan   cuckoopolicy.Plan
 	// Projections are the plan's filters ("plan") and bloom(10) on every
 	// level ("bloom(10)"), in that order.
-	Projections []Projection
+	Projections []projection
 }
 
-// Projection is one plan's filters on every level. A level's Candidate is
+// projection is one plan's filters on every level. A level's candidateResult is
 // named after its policy ("none" for none), its Bytes scaled from a sample
 // as a candidate's are, and its Hits count the checks that read a data
 // block: filter positives, and every check of a level without a filter.
-type Projection struct {
+type projection struct {
 	Name   string
 	Plan   cuckoopolicy.Plan
-	Levels [NumLevels]Candidate
+	Levels [numLevels]candidateResult
 }
 
 // bloomEverywhere is bloom(10) on every level, the configuration the plan is
@@ -44,7 +44,7 @@ func bloomEverywhere() cuckoopolicy.Plan {
 // choosePlan asks PlanFor for the plan of c.Memory bytes on db and returns
 // the plan section it starts, with a projection of that plan and of
 // bloom(10) on every level; nil when c.Memory is 0.
-func choosePlan(db *pebble.DB, c Config) (*PlanReport, error) {
+func choosePlan(db *pebble.DB, c Config) (*planReport, error) {
 	if c.Memory == 0 {
 		return nil, nil
 	}
@@ -56,12 +56,12 @@ func choosePlan(db *pebble.DB, c Config) (*PlanReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("whatif: choosing a filter plan: %w", namePath(err))
 	}
-	pr := &PlanReport{Memory: c.Memory, UseL6: c.UseL6, Plan: plan}
+	pr := &planReport{Memory: c.Memory, UseL6: c.UseL6, Plan: plan}
 	for _, p := range []struct {
 		name string
 		plan cuckoopolicy.Plan
 	}{{"plan", plan}, {"bloom(10)", bloomEverywhere()}} {
-		pj := Projection{Name: p.name, Plan: p.plan}
+		pj := projection{Name: p.name, Plan: p.plan}
 		for l := range pj.Levels {
 			pj.Levels[l].Name = policyName(p.plan[l])
 		}
@@ -83,7 +83,7 @@ func policyName(p pebble.FilterPolicy) string {
 // buildProjections builds t's filters of every projection at its level,
 // reusing a candidate's block where the policy is the candidate's, and adds
 // their bytes, scaled up to all nkeys filter keys, to the projections.
-func (a *analysis) buildProjections(pr *PlanReport, t *table, keys [][]byte, nkeys uint64) {
+func (a *analysis) buildProjections(pr *planReport, t *table, keys [][]byte, nkeys uint64) {
 	if pr == nil {
 		return
 	}
@@ -121,7 +121,7 @@ func (a *analysis) candidateBlock(t *table, p pebble.FilterPolicy) []byte {
 
 // checkProjections counts a check of table t by absent key k against each
 // projection's filters.
-func checkProjections(pr *PlanReport, t *table, k []byte) {
+func checkProjections(pr *planReport, t *table, k []byte) {
 	if pr == nil {
 		return
 	}

@@ -59,7 +59,7 @@ func TestPlan(t *testing.T) {
 				t.Fatal(err)
 			}
 			pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, dir))
-			pr := rep.Plan
+			pr := rep.plan
 			if pr == nil || pr.Memory != mem || pr.UseL6 != useL6 || len(pr.Projections) != 2 {
 				t.Fatalf("plan section %+v", pr)
 			}
@@ -82,9 +82,9 @@ func TestPlan(t *testing.T) {
 // same reads as the current filters.
 func checkBloomProjection(t *testing.T, rep *Report) {
 	t.Helper()
-	pj := &rep.Plan.Projections[1]
-	for l := range NumLevels {
-		L, c := &rep.Levels[l], pj.Levels[l]
+	pj := &rep.plan.Projections[1]
+	for l := range numLevels {
+		L, c := &rep.levels[l], pj.Levels[l]
 		if c.Name != "bloom(10)" || uint64(c.Bytes) != L.NowBytes || c.Hits != L.NowHits {
 			t.Errorf("L%d: bloom(10) projection %+v; current filters %d bytes, %d reads", l, c, L.NowBytes, L.NowHits)
 		}
@@ -97,9 +97,9 @@ func checkBloomProjection(t *testing.T, rep *Report) {
 // bits per key.
 func checkPlanProjection(t *testing.T, rep *Report) {
 	t.Helper()
-	pj := &rep.Plan.Projections[0]
-	for l := range NumLevels {
-		L, c, p := &rep.Levels[l], pj.Levels[l], pj.Plan[l]
+	pj := &rep.plan.Projections[0]
+	for l := range numLevels {
+		L, c, p := &rep.levels[l], pj.Levels[l], pj.Plan[l]
 		if p == nil {
 			if c.Name != "none" || c.Hits != L.Checks || c.Bytes != 0 {
 				t.Errorf("L%d without a filter: %+v, %d checks", l, c, L.Checks)
@@ -130,30 +130,30 @@ func checkPlanProjection(t *testing.T, rep *Report) {
 }
 
 // FPRof is the rate of data-block reads c causes on the level's checks.
-func (l *Level) FPRof(c Candidate) float64 { return ratio(c.Hits, l.Checks) }
+func (l *levelRow) FPRof(c candidateResult) float64 { return ratio(c.Hits, l.Checks) }
 
 // checkPlanGains checks that the plan, within bloom(10)'s bytes, meets fewer
 // false positives than bloom(10) on the lookups it is for, by a margin far
 // beyond the noise: upper levels are small, so the plan gives them many bits.
 func checkPlanGains(t *testing.T, rep *Report) {
 	t.Helper()
-	last := NumLevels - 2
-	if rep.Plan.UseL6 {
-		last = NumLevels - 1
+	last := numLevels - 2
+	if rep.plan.UseL6 {
+		last = numLevels - 1
 	}
-	plan, b10 := rep.FalseReads(0, last), rep.FalseReads(1, last)
-	if now := rep.FalseReads(-1, last); now != b10 {
+	plan, b10 := rep.falseReads(0, last), rep.falseReads(1, last)
+	if now := rep.falseReads(-1, last); now != b10 {
 		t.Errorf("reads in vain: current filters %.4f, bloom(10) %.4f; the database has bloom(10) filters", now, b10)
 	}
 	if b10 == 0 || plan > 0.6*b10 {
-		t.Errorf("L0-L%d: the plan %v reads %.4f blocks in vain per absent lookup, bloom(10) %.4f", last, rep.Plan.Plan, plan, b10)
+		t.Errorf("L0-L%d: the plan %v reads %.4f blocks in vain per absent lookup, bloom(10) %.4f", last, rep.plan.Plan, plan, b10)
 	}
 	var bytes float64
-	for _, c := range rep.Plan.Projections[0].Levels {
+	for _, c := range rep.plan.Projections[0].Levels {
 		bytes += c.Bytes
 	}
-	if bytes > 1.03*float64(rep.Plan.Memory) {
-		t.Errorf("the plan's filters take %.0f bytes, of %d", bytes, rep.Plan.Memory)
+	if bytes > 1.03*float64(rep.plan.Memory) {
+		t.Errorf("the plan's filters take %.0f bytes, of %d", bytes, rep.plan.Memory)
 	}
 }
 
@@ -166,15 +166,15 @@ func checkPlanOutput(t *testing.T, rep *Report) {
 		t.Fatal(err)
 	}
 	s := out.String()
-	for _, want := range []string{"Filter plan: cuckoopolicy.PlanFor within", rep.Plan.Plan.String(), "bloom(10) on every level", "per Get (L0-L5)", "cuckoopolicy.ApplyPlan(opts"} {
+	for _, want := range []string{"Filter plan: cuckoopolicy.PlanFor within", rep.plan.Plan.String(), "bloom(10) on every level", "per Get (L0-L5)", "cuckoopolicy.ApplyPlan(opts"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("report lacks %q:\n%s", want, s)
 		}
 	}
-	if l6 := strings.Contains(s, "per L6-filtered lookup"); l6 != rep.Plan.UseL6 {
-		t.Errorf("useL6 %v: the report shows reads per L6-filtered lookup: %v", rep.Plan.UseL6, l6)
+	if l6 := strings.Contains(s, "per L6-filtered lookup"); l6 != rep.plan.UseL6 {
+		t.Errorf("useL6 %v: the report shows reads per L6-filtered lookup: %v", rep.plan.UseL6, l6)
 	}
-	if !strings.Contains(s, indent(GoLines(rep.Plan.Plan))) {
+	if !strings.Contains(s, indent(goLines(rep.plan.Plan))) {
 		t.Errorf("report lacks the Go lines:\n%s", s)
 	}
 	if testing.Verbose() {
@@ -189,7 +189,7 @@ func TestGoLines(t *testing.T) {
 		cuckoopolicy.Policy{FingerprintBits: 12, SemiSort: true, LoadFactor: 0.975},
 	}
 	for _, p := range []cuckoopolicy.Plan{{}, cuckoopolicy.Progressive(), mixed} {
-		src := GoLines(p)
+		src := goLines(p)
 		got, imports := evalGoLines(t, src)
 		want := p
 		for l := range want {
@@ -238,8 +238,8 @@ func evalGoLines(t *testing.T, src string) (cuckoopolicy.Plan, map[string]bool) 
 		}
 		return lit == nil
 	})
-	if lit == nil || len(lit.Elts) != NumLevels {
-		t.Fatalf("no plan literal of %d entries in\n%s", NumLevels, src)
+	if lit == nil || len(lit.Elts) != numLevels {
+		t.Fatalf("no plan literal of %d entries in\n%s", numLevels, src)
 	}
 	var p cuckoopolicy.Plan
 	for l, e := range lit.Elts {

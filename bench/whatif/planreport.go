@@ -16,22 +16,22 @@ import (
 // projection j of the plan section, or under the current filters for j < 0.
 func (r *Report) levelHits(j, li int) int {
 	if j < 0 {
-		return r.Levels[li].NowHits
+		return r.levels[li].NowHits
 	}
-	return r.Plan.Projections[j].Levels[li].Hits
+	return r.plan.Projections[j].Levels[li].Hits
 }
 
-// FalseReads returns the data-block reads in vain per absent lookup on
-// levels L0 to last under projection j of r.Plan (-1: the current filters):
+// falseReads returns the data-block reads in vain per absent lookup on
+// levels L0 to last under projection j of r.plan (-1: the current filters):
 // filter positives, and every check of a table without a filter. last is 5
 // for db.Get, which reads no L6 filter, and 6 for lookups that read L6
 // filters (IterOptions.UseL6Filters). It is 0 without a plan section.
-func (r *Report) FalseReads(j, last int) float64 {
-	if r.Plan == nil {
+func (r *Report) falseReads(j, last int) float64 {
+	if r.plan == nil {
 		return 0
 	}
 	n := 0
-	for li := 0; li <= last && li < NumLevels; li++ {
+	for li := 0; li <= last && li < numLevels; li++ {
 		n += r.levelHits(j, li)
 	}
 	return r.perProbe(n)
@@ -41,7 +41,7 @@ func (r *Report) FalseReads(j, last int) float64 {
 // the projected reads in vain against the current filters and bloom(10) on
 // every level, and the Go lines that apply it.
 func (r *Report) writePlan(b *strings.Builder) {
-	pr := r.Plan
+	pr := r.plan
 	if pr == nil {
 		return
 	}
@@ -51,23 +51,23 @@ func (r *Report) writePlan(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "\nFilter plan: cuckoopolicy.PlanFor within %s of filters,\nfewest false-positive reads %s:\n\n    %s\n",
 		formatSize(pr.Memory), lookups, pr.Plan)
-	if r.Probes > 0 {
+	if r.probes > 0 {
 		r.writePlanLevels(b)
 		r.writePlanTotals(b)
 	}
 	b.WriteString("\nTo apply it (every level set; the readers of both filter families registered):\n\n")
-	b.WriteString(indent(GoLines(pr.Plan)))
+	b.WriteString(indent(goLines(pr.Plan)))
 	b.WriteString("\nThe plan fits the LSM as it is now: choose it again as the database grows.\n")
 }
 
 // writePlanLevels prints the plan's filters on each level that has tables.
 func (r *Report) writePlanLevels(b *strings.Builder) {
-	pj := &r.Plan.Projections[0]
+	pj := &r.plan.Projections[0]
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "level\tfilter\tfilter keys\tbytes\tbits/key\tfpr %\t±\treads/absent lookup\tnow\t")
-	for li := range r.Levels {
-		L := &r.Levels[li]
+	for li := range r.levels {
+		L := &r.levels[li]
 		if L.Tables == 0 {
 			continue
 		}
@@ -80,7 +80,7 @@ func (r *Report) writePlanLevels(b *strings.Builder) {
 			num(uint64(c.Bytes+0.5)), bitsPerKey(c.Bytes, L.Keys), fpr, mg, r.perProbe(c.Hits), r.perProbe(L.NowHits))
 	}
 	tw.Flush()
-	if !r.Plan.UseL6 && r.Levels[NumLevels-1].Tables > 0 {
+	if !r.plan.UseL6 && r.levels[numLevels-1].Tables > 0 {
 		b.WriteString("(L6: db.Get reads no L6 filter; its reads are those of prefix reads with UseL6Filters.)\n")
 	}
 }
@@ -88,7 +88,7 @@ func (r *Report) writePlanLevels(b *strings.Builder) {
 // writePlanTotals prints the projected reads in vain of the plan, the
 // current filters and bloom(10) on every level, with their bytes.
 func (r *Report) writePlanTotals(b *strings.Builder) {
-	pr := r.Plan
+	pr := r.plan
 	b.WriteString("\nFalse-positive data-block reads per absent lookup (filter positives, and every table\n")
 	b.WriteString("without a filter), on the absent probes above:\n\n")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -107,9 +107,9 @@ func (r *Report) writePlanTotals(b *strings.Builder) {
 		{"bloom(10) on every level", 1, 0},
 	}
 	for i := range rows {
-		for li := range r.Levels {
+		for li := range r.levels {
 			if rows[i].j < 0 {
-				rows[i].bytes += float64(r.Levels[li].NowBytes)
+				rows[i].bytes += float64(r.levels[li].NowBytes)
 			} else {
 				rows[i].bytes += pr.Projections[rows[i].j].Levels[li].Bytes
 			}
@@ -117,22 +117,22 @@ func (r *Report) writePlanTotals(b *strings.Builder) {
 	}
 	for _, row := range rows {
 		line := fmt.Sprintf("%s\t%s\t", row.name, num(uint64(row.bytes+0.5)))
-		for _, last := range []int{NumLevels - 2, NumLevels - 1} {
-			if last == NumLevels-1 && !pr.UseL6 {
+		for _, last := range []int{numLevels - 2, numLevels - 1} {
+			if last == numLevels-1 && !pr.UseL6 {
 				break
 			}
-			v, plan := r.FalseReads(row.j, last), r.FalseReads(0, last)
+			v, plan := r.falseReads(row.j, last), r.falseReads(0, last)
 			line += fmt.Sprintf("%.4f\t%s\t", v, times(plan, v, row.j == 0))
 		}
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
-	if L6 := &r.Levels[NumLevels-1]; L6.Checks > 0 {
+	if L6 := &r.levels[numLevels-1]; L6.Checks > 0 {
 		fmt.Fprintf(b, "An absent Get also reads %.4f L6 blocks whatever the filters: db.Get reads no L6 filter.\n", r.perProbe(L6.Checks))
 	}
 	var entryBytes float64
-	for li := range r.Levels {
-		L := &r.Levels[li]
+	for li := range r.levels {
+		L := &r.levels[li]
 		if L.Keys > 0 {
 			entryBytes += float64(L.Entries) * pr.Projections[0].Levels[li].Bytes / float64(L.Keys)
 		}
@@ -166,11 +166,11 @@ func times(plan, v float64, own bool) string {
 	return fmt.Sprintf("%.3fx", plan/v)
 }
 
-// GoLines returns Go source that applies p to a pebble.Options: its imports
+// goLines returns Go source that applies p to a pebble.Options: its imports
 // and two statements, gofmt'ed. A policy other than this module's, Pebble's
 // bloom filter and no filter (which PlanFor never chooses) is written as
 // nil with its name in a comment.
-func GoLines(p cuckoopolicy.Plan) string {
+func goLines(p cuckoopolicy.Plan) string {
 	var body strings.Builder
 	useBloom := false
 	body.WriteString("opts := &pebble.Options{}\ncuckoopolicy.ApplyPlan(opts, cuckoopolicy.Plan{\n")

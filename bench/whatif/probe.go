@@ -15,7 +15,7 @@ func (a *analysis) deriveProbes(rep *Report) [][]byte {
 		return ok
 	}
 	var ps [][]byte
-	rep.Sources = len(a.sources)
+	rep.sources = len(a.sources)
 	for _, s := range a.sources {
 		body, tail := s, []byte(nil)
 		if a.sentinel && len(s) > 0 && s[len(s)-1] == 0 {
@@ -32,30 +32,30 @@ func (a *analysis) deriveProbes(rep *Report) [][]byte {
 			}
 		}
 		if found != nil {
-			rep.ByFlip++
+			rep.byFlip++
 		} else {
 			k := append(append(append([]byte(nil), body...), 0), tail...)
 			if present(k) {
-				rep.NoProbe++
+				rep.noProbe++
 				continue
 			}
 			found = k
-			rep.ByAppend++
+			rep.byAppend++
 		}
 		ps = append(ps, found)
 	}
 	slices.SortFunc(ps, a.cmp)
 	ps = slices.CompactFunc(ps, func(x, y []byte) bool { return bytes.Equal(x, y) })
-	rep.Probes = len(ps)
+	rep.probes = len(ps)
 	return ps
 }
 
 // probe runs every probe through the read model.
 func (a *analysis) probe(rep *Report, ps [][]byte) {
-	for li := 1; li < NumLevels; li++ {
+	for li := 1; li < numLevels; li++ {
 		slices.SortFunc(a.tables[li], func(x, y *table) int { return a.cmp(x.smallest, y.smallest) })
 	}
-	check := func(L *Level, t *table, p []byte) {
+	check := func(L *levelRow, t *table, p []byte) {
 		if t.cands == nil {
 			return // no point keys: no filter and no data block to read
 		}
@@ -80,14 +80,14 @@ func (a *analysis) probe(rep *Report, ps [][]byte) {
 	for _, p := range ps {
 		for _, t := range a.tables[0] {
 			if a.cmp(t.smallest, p) <= 0 && a.cmp(p, t.largest) <= 0 {
-				check(&rep.Levels[0], t, p)
+				check(&rep.levels[0], t, p)
 			}
 		}
-		for li := 1; li < NumLevels; li++ {
+		for li := 1; li < numLevels; li++ {
 			ts := a.tables[li]
 			i, _ := slices.BinarySearchFunc(ts, p, func(t *table, p []byte) int { return a.cmp(t.largest, p) })
 			if i < len(ts) && a.cmp(ts[i].smallest, p) <= 0 {
-				check(&rep.Levels[li], ts[i], p)
+				check(&rep.levels[li], ts[i], p)
 			}
 		}
 	}

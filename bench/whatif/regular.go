@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 )
 
-// ErrNotRegular reports a file of the database that is not a regular file:
+// errNotRegular reports a file of the database that is not a regular file:
 // a named pipe, a socket or a device. whatif opens none of them, since
 // opening a named pipe for reading waits for a writer that may never come.
-var ErrNotRegular = errors.New("whatif: not a regular file")
+var errNotRegular = errors.New("whatif: not a regular file")
 
 // checkFiles returns an error naming the first entry of dir that is neither
 // a regular file nor a directory, symbolic links followed. Pebble opens the
@@ -38,7 +38,7 @@ func checkFiles(dir string) error {
 	return nil
 }
 
-// notRegular returns the ErrNotRegular error for path.
+// notRegular returns the errNotRegular error for path.
 func notRegular(path string, m fs.FileMode) error {
 	kind := "an irregular file"
 	switch {
@@ -51,5 +51,5 @@ func notRegular(path string, m fs.FileMode) error {
 	case m&fs.ModeDevice != 0:
 		kind = "a device"
 	}
-	return fmt.Errorf("%w: %s is %s", ErrNotRegular, path, kind)
+	return fmt.Errorf("%w: %s is %s", errNotRegular, path, kind)
 }

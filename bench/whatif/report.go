@@ -10,11 +10,11 @@ import (
 )
 
 // FPR returns the candidate's false-positive rate on the level's checks.
-func (l *Level) FPR(i int) float64 { return ratio(l.Candidates[i].Hits, l.Checks) }
+func (l *levelRow) FPR(i int) float64 { return ratio(l.Candidates[i].Hits, l.Checks) }
 
 // NowFPR returns the current filters' false-positive rate on the checks of
 // tables that have a filter whatif can probe.
-func (l *Level) NowFPR() float64 { return ratio(l.NowFalsePos, l.NowFiltered) }
+func (l *levelRow) NowFPR() float64 { return ratio(l.NowFalsePos, l.NowFiltered) }
 
 func ratio(a, b int) float64 {
 	if b == 0 {
@@ -24,15 +24,15 @@ func ratio(a, b int) float64 {
 }
 
 // baseHits returns the level's data-block reads under the baseline filters.
-func (r *Report) baseHits(L *Level) int {
-	switch r.Baseline {
+func (r *Report) baseHits(L *levelRow) int {
+	switch r.baseline {
 	case "now":
 		return L.NowHits
 	case "none":
 		return L.Checks
 	}
 	for _, c := range L.Candidates {
-		if c.Name == r.Baseline {
+		if c.Name == r.baseline {
 			return c.Hits
 		}
 	}
@@ -40,17 +40,17 @@ func (r *Report) baseHits(L *Level) int {
 }
 
 // perProbe returns n data-block reads over all probes, per absent read.
-func (r *Report) perProbe(n int) float64 { return ratio(n, r.Probes) }
+func (r *Report) perProbe(n int) float64 { return ratio(n, r.probes) }
 
-// Reads returns the data-block reads per absent read that candidate i
+// reads returns the data-block reads per absent read that candidate i
 // (-1: the current filters) costs on levels 0 to last, with db.Get's rule
 // that L6 filters are not read when getL6 is true.
-func (r *Report) Reads(i int, last int, getL6 bool) float64 {
+func (r *Report) reads(i int, last int, getL6 bool) float64 {
 	n := 0
-	for li := 0; li <= last && li < NumLevels; li++ {
-		L := &r.Levels[li]
+	for li := 0; li <= last && li < numLevels; li++ {
+		L := &r.levels[li]
 		switch {
-		case li == NumLevels-1 && getL6:
+		case li == numLevels-1 && getL6:
 			n += L.Checks
 		case i < 0:
 			n += L.NowHits
@@ -61,12 +61,12 @@ func (r *Report) Reads(i int, last int, getL6 bool) float64 {
 	return r.perProbe(n)
 }
 
-// BaselineReads is Reads for the baseline filters.
-func (r *Report) BaselineReads(last int, getL6 bool) float64 {
+// baselineReads is reads for the baseline filters.
+func (r *Report) baselineReads(last int, getL6 bool) float64 {
 	n := 0
-	for li := 0; li <= last && li < NumLevels; li++ {
-		L := &r.Levels[li]
-		if li == NumLevels-1 && getL6 {
+	for li := 0; li <= last && li < numLevels; li++ {
+		L := &r.levels[li]
+		if li == numLevels-1 && getL6 {
 			n += L.Checks
 		} else {
 			n += r.baseHits(L)
@@ -81,17 +81,17 @@ func (r *Report) Write(w io.Writer) error {
 	r.writeHeader(b)
 	r.writeNow(b)
 	r.writeMethod(b)
-	if r.Probes == 0 {
+	if r.probes == 0 {
 		b.WriteString("\nNo absent probes: nothing to measure.\n")
 		r.writePlan(b)
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
 	base := r.baselineName()
-	if r.Baseline != "now" {
+	if r.baseline != "now" {
 		fmt.Fprintf(b, "No table has a filter whatif can probe: savings are against %s.\n", base)
 	}
-	for li := range r.Levels {
+	for li := range r.levels {
 		r.writeLevel(b, li)
 	}
 	r.writeTotals(b, base)
@@ -102,15 +102,15 @@ func (r *Report) Write(w io.Writer) error {
 
 // writeHeader prints what database was read and what its filter keys are.
 func (r *Report) writeHeader(b *strings.Builder) {
-	fmt.Fprintf(b, "whatif: %s (opened read-only), comparer %s\n", r.Dir, r.Comparer)
-	if r.Comparer == "leveldb.BytewiseComparator" {
+	fmt.Fprintf(b, "whatif: %s (opened read-only), comparer %s\n", r.dir, r.comparer)
+	if r.comparer == "leveldb.BytewiseComparator" {
 		b.WriteString("Filter keys are whole user keys.\n")
 	} else {
 		b.WriteString("Filter keys are Comparer.Split prefixes, consecutive equal prefixes once.\n")
 	}
 	b.WriteString("Keys in the memtable (replayed from the WAL) are not counted: they have no filter.\n")
-	if r.RemoteTables > 0 {
-		fmt.Fprintf(b, "%d tables on shared or external storage were not read.\n", r.RemoteTables)
+	if r.remoteTables > 0 {
+		fmt.Fprintf(b, "%d tables on shared or external storage were not read.\n", r.remoteTables)
 	}
 }
 
@@ -121,8 +121,8 @@ func (r *Report) writeNow(b *strings.Builder) {
 	fmt.Fprintln(tw, "level\ttables\tentries\tfilter keys\tfilter bytes\tbits/key\tfilter policy (tables)\t")
 	var tt int
 	var te, tk, tb uint64
-	for li := range r.Levels {
-		L := &r.Levels[li]
+	for li := range r.levels {
+		L := &r.levels[li]
 		if L.Tables == 0 {
 			continue
 		}
@@ -143,24 +143,24 @@ func (r *Report) writeNow(b *strings.Builder) {
 	}
 	fmt.Fprintf(tw, "total\t%d\t%s\t%s\t%s\t%s\t\t\n", tt, num(te), num(tk), num(tb), bitsPerKey(float64(tb), tk))
 	tw.Flush()
-	if len(r.Unreadable) > 0 {
-		fmt.Fprintf(b, "whatif cannot probe filters of %s: their tables count as having no filter.\n", strings.Join(r.Unreadable, ", "))
+	if len(r.unreadable) > 0 {
+		fmt.Fprintf(b, "whatif cannot probe filters of %s: their tables count as having no filter.\n", strings.Join(r.unreadable, ", "))
 	}
 }
 
 // writeMethod prints how the absent probes were made and the read model.
 func (r *Report) writeMethod(b *strings.Builder) {
-	fmt.Fprintf(b, "\nAbsent probes: %s distinct keys in no table, made from %s keys of the database picked\n", num(uint64(r.Probes)), num(uint64(r.Sources)))
-	fmt.Fprintf(b, "evenly over all its filter keys: %s with one bit of the last byte flipped (the lowest bit\n", num(uint64(r.ByFlip)))
-	fmt.Fprintf(b, "that gives a key in no table), %s with a 0x00 byte appended, %s with neither.\n", num(uint64(r.ByAppend)), num(uint64(r.NoProbe)))
-	if r.Comparer != "leveldb.BytewiseComparator" {
+	fmt.Fprintf(b, "\nAbsent probes: %s distinct keys in no table, made from %s keys of the database picked\n", num(uint64(r.probes)), num(uint64(r.sources)))
+	fmt.Fprintf(b, "evenly over all its filter keys: %s with one bit of the last byte flipped (the lowest bit\n", num(uint64(r.byFlip)))
+	fmt.Fprintf(b, "that gives a key in no table), %s with a 0x00 byte appended, %s with neither.\n", num(uint64(r.byAppend)), num(uint64(r.noProbe)))
+	if r.comparer != "leveldb.BytewiseComparator" {
 		b.WriteString("The byte altered is the last one before the key's sentinel.\n")
 	}
 	b.WriteString("Read model: a point read of an absent key probes the filter of every L0 table whose\n")
 	b.WriteString("key range holds the key and of the one table per level L1-L6 that does; each filter\n")
 	b.WriteString("positive, and each table without a filter, costs one data-block read.\n")
 	b.WriteString("± is two standard errors of the false-positive rate, in percentage points.\n")
-	if r.Sampled {
+	if r.sampled {
 		b.WriteString("Candidates were built from a sample of each large table's keys (-sample); their bytes\n")
 		b.WriteString("are scaled up to all its keys.\n")
 	}
@@ -168,25 +168,25 @@ func (r *Report) writeMethod(b *strings.Builder) {
 
 // baselineName returns the baseline filters in words.
 func (r *Report) baselineName() string {
-	switch r.Baseline {
+	switch r.baseline {
 	case "now":
 		return "the current filters"
 	case "none":
 		return "no filters"
 	}
-	return r.Baseline
+	return r.baseline
 }
 
 // writeLevel prints level li's current and candidate filters, if it has
 // tables.
 func (r *Report) writeLevel(b *strings.Builder, li int) {
-	L := &r.Levels[li]
+	L := &r.levels[li]
 	if L.Tables == 0 {
 		return
 	}
 	fmt.Fprintf(b, "\nL%d: %s, %s filter keys, %s filter probes by the absent keys\n",
 		li, plural(L.Tables, "table"), num(L.Keys), num(uint64(L.Checks)))
-	if li == NumLevels-1 {
+	if li == numLevels-1 {
 		b.WriteString("(db.Get does not read L6 filters: these reads and savings are those of prefix reads.)\n")
 	}
 	if L.Checks == 0 {
@@ -216,24 +216,24 @@ func (r *Report) writeTotals(b *strings.Builder, base string) {
 	b.WriteString("reads L6 filters). Prefix read: an iterator with UseL6Filters, L0-L6 filters.\n\n")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "filter\tGet reads\tsaved\tprefix reads\tsaved\tbytes L0-L5\tbytes L0-L6\t")
-	baseGet, basePrefix := r.BaselineReads(NumLevels-1, true), r.BaselineReads(NumLevels-1, false)
+	baseGet, basePrefix := r.baselineReads(numLevels-1, true), r.baselineReads(numLevels-1, false)
 	var nb5, nb6 uint64
-	for li := range r.Levels {
-		if li < NumLevels-1 {
-			nb5 += r.Levels[li].NowBytes
+	for li := range r.levels {
+		if li < numLevels-1 {
+			nb5 += r.levels[li].NowBytes
 		}
-		nb6 += r.Levels[li].NowBytes
+		nb6 += r.levels[li].NowBytes
 	}
-	fmt.Fprintf(tw, "now\t%.4f\t\t%.4f\t\t%s\t%s\t\n", r.Reads(-1, NumLevels-1, true), r.Reads(-1, NumLevels-1, false), num(nb5), num(nb6))
-	for i, name := range r.Candidates {
+	fmt.Fprintf(tw, "now\t%.4f\t\t%.4f\t\t%s\t%s\t\n", r.reads(-1, numLevels-1, true), r.reads(-1, numLevels-1, false), num(nb5), num(nb6))
+	for i, name := range r.candidates {
 		var b5, b6 float64
-		for li := range r.Levels {
-			if li < NumLevels-1 {
-				b5 += r.Levels[li].Candidates[i].Bytes
+		for li := range r.levels {
+			if li < numLevels-1 {
+				b5 += r.levels[li].Candidates[i].Bytes
 			}
-			b6 += r.Levels[li].Candidates[i].Bytes
+			b6 += r.levels[li].Candidates[i].Bytes
 		}
-		g, p := r.Reads(i, NumLevels-1, true), r.Reads(i, NumLevels-1, false)
+		g, p := r.reads(i, numLevels-1, true), r.reads(i, numLevels-1, false)
 		fmt.Fprintf(tw, "%s\t%.4f\t%+.4f\t%.4f\t%+.4f\t%s\t%s\t\n", name, g, baseGet-g, p, basePrefix-p,
 			num(uint64(b5+0.5)), num(uint64(b6+0.5)))
 	}

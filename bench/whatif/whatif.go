@@ -7,13 +7,13 @@
 // on their own data before switching filters.
 //
 // Analyze opens the database read-only and never writes to it: every file
-// operation that could create, change or remove a file fails (ErrReadOnly),
-// and a database that a running Pebble holds open is refused (ErrInUse). Run
-// it on a checkpoint (pebble.DB.Checkpoint) or a copy. A database whose
-// directory holds a named pipe, a socket or a device is refused too
-// (ErrNotRegular): whatif never waits on a file. A damaged database, such as
-// a table with a corrupt footer, is an error that names the damaged file: a
-// fatal error Pebble raises is returned as an error too, never a crash.
+// operation that could create, change or remove a file fails, and a database
+// that a running Pebble holds open is refused. Run it on a checkpoint
+// (pebble.DB.Checkpoint) or a copy. A database whose directory holds a named
+// pipe, a socket or a device is refused too: whatif never waits on a file.
+// A damaged database, such as a table with a corrupt footer, is an error
+// that names the damaged file: a fatal error Pebble raises is returned as
+// an error too, never a crash.
 //
 // # What it measures
 //
@@ -23,7 +23,7 @@
 // candidate filter the way Pebble would (FilterPolicy.NewWriter, AddKey,
 // Finish) and reads the table's current filter block, checked as Pebble
 // checks it (its checksum) and as a block of the policy it is named after
-// (ErrBadFilter otherwise).
+// (an error otherwise).
 //
 // Absent probes come from the database's own keys, so their shape is the
 // user's: keys picked evenly over all the database's filter keys, each with
@@ -57,7 +57,7 @@
 // the current tables. PlanFor's rates come from curves measured on random
 // keys; whatif's from the database's own keys, so the two can differ where
 // the keys defeat a filter's hashing. Report.Write ends with the Go lines
-// that apply the plan (GoLines).
+// that apply the plan.
 //
 // # Limits
 //
@@ -87,21 +87,21 @@ import (
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
-// DefaultBudgets are the bits-per-key budgets Analyze tries when
+// defaultBudgets are the bits-per-key budgets Analyze tries when
 // Config.Budgets is empty.
-var DefaultBudgets = []int{8, 10, 12, 14, 16}
+var defaultBudgets = []int{8, 10, 12, 14, 16}
 
 // DefaultProbes is the number of absent probes when Config.Probes is 0.
 const DefaultProbes = 20000
 
-// NumLevels is the number of LSM levels.
-const NumLevels = 7
+// numLevels is the number of LSM levels.
+const numLevels = 7
 
 // Config says what Analyze reads and how much.
 type Config struct {
 	Dir      string // the database directory (a checkpoint or a copy)
 	Comparer string // "default" ("" too) or "cockroach"
-	Budgets  []int  // bits-per-key budgets of the candidates; empty: DefaultBudgets
+	Budgets  []int  // bits-per-key budgets of the candidates; empty: 8, 10, 12, 14 and 16
 	// Sample caps the keys per table that build the candidate filters and
 	// give probes (evenly spaced over the table); 0 takes every key. Key
 	// counts stay exact; candidate bytes are scaled up from the sample.
@@ -110,43 +110,44 @@ type Config struct {
 	Progress io.Writer // if not nil, progress lines for databases of many tables
 	// Memory, if not 0, asks for the filter plan cuckoopolicy.PlanFor
 	// chooses for the database within Memory bytes of filters, measured
-	// beside the current filters and bloom(10) on every level (Report.Plan).
-	// UseL6 is PlanFor's useL6: the plan is for lookups that read L6
-	// filters; it needs Memory.
+	// beside the current filters and bloom(10) on every level (the report's
+	// plan section). UseL6 is PlanFor's useL6: the plan is for lookups that
+	// read L6 filters; it needs Memory.
 	Memory uint64
 	UseL6  bool
 }
 
-// Report is what Analyze measured: plain data, with no reference to the
-// database. Levels are indexed by level number; a level's Candidates are in
-// the order of Report.Candidates.
+// Report is what Analyze measured, which Write prints: plain data, with no
+// reference to the database. Only Analyze makes one.
 type Report struct {
-	Dir          string
-	Comparer     string // the comparer's Name
-	Candidates   []string
-	Levels       [NumLevels]Level
-	Sources      int         // keys of the database the probes derive from
-	ByFlip       int         // absent keys made by flipping a bit of the last byte
-	ByAppend     int         // absent keys made by appending a 0x00 byte
-	NoProbe      int         // sources for which neither gives an absent key
-	Probes       int         // distinct absent probes
-	Sampled      bool        // some table's candidates were built from a sample of its keys
-	Baseline     string      // what savings are against: "now"; "bloom(10)" when no table has a filter whatif can probe ("none" without budget 10)
-	Unreadable   []string    // current filter policy names whatif cannot probe (counted as no filter)
-	RemoteTables int         // tables on shared or external storage, not read
-	Plan         *PlanReport // the filter plan for Config.Memory; nil without it
+	dir        string
+	comparer   string // the comparer's Name
+	candidates []string
+	// levels are indexed by level number; a level's Candidates are in the
+	// order of candidates.
+	levels       [numLevels]levelRow
+	sources      int         // keys of the database the probes derive from
+	byFlip       int         // absent keys made by flipping a bit of the last byte
+	byAppend     int         // absent keys made by appending a 0x00 byte
+	noProbe      int         // sources for which neither gives an absent key
+	probes       int         // distinct absent probes
+	sampled      bool        // some table's candidates were built from a sample of its keys
+	baseline     string      // what savings are against: "now"; "bloom(10)" when no table has a filter whatif can probe ("none" without budget 10)
+	unreadable   []string    // current filter policy names whatif cannot probe (counted as no filter)
+	remoteTables int         // tables on shared or external storage, not read
+	plan         *planReport // the filter plan for Config.Memory; nil without it
 
 	probeKeys [][]byte // the absent probes, for tests
 }
 
-// Level is one level's row of the report.
-type Level struct {
+// levelRow is one level's row of the report.
+type levelRow struct {
 	Level   int
 	Tables  int
 	Entries uint64 // point entries read, every version
 	Keys    uint64 // filter keys: Split prefixes, consecutive duplicates once
 	Sampled uint64 // of them, the keys that built the candidates
-	Now     []NowFilter
+	Now     []nowFilter
 	// Checks counts filter probes at this level: for each absent probe, the
 	// tables whose key range holds it (all such tables in L0, one in L1-L6).
 	Checks int
@@ -156,18 +157,18 @@ type Level struct {
 	NowFiltered int    // checks of tables whose current filter whatif probed
 	NowFalsePos int    // positives among them
 	NowBytes    uint64 // current filter blocks' bytes (a virtual table's: its backing file's)
-	Candidates  []Candidate
+	Candidates  []candidateResult
 }
 
-// NowFilter is the tables of a level whose filter one policy wrote.
-type NowFilter struct {
+// nowFilter is the tables of a level whose filter one policy wrote.
+type nowFilter struct {
 	Policy string // the filter block's policy name (metaindex "fullfilter.NAME"); "" for none
 	Tables int
 	Bytes  uint64
 }
 
-// Candidate is one candidate filter's result on one level.
-type Candidate struct {
+// candidateResult is one candidate filter's result on one level.
+type candidateResult struct {
 	Name  string
 	Bytes float64 // filter bytes for all the level's keys (scaled up from the sample)
 	Hits  int     // checks the candidate answers "may contain": false positives
@@ -182,7 +183,7 @@ type table struct {
 	now               pebble.FilterPolicy
 	nowBlock          []byte
 	cands             [][]byte // candidate blocks; nil when the table has no point keys
-	proj              [][]byte // the projections' blocks (nil: no filter); see PlanReport
+	proj              [][]byte // the projections' blocks (nil: no filter); see planReport
 }
 
 type candidate struct {
@@ -200,9 +201,11 @@ func candidates(budgets []int) []candidate {
 }
 
 // Analyze opens the database in c.Dir read-only, measures and returns the
-// report. It never writes to the database. Errors: ErrNotDB, ErrInUse,
-// ErrNotRegular, ErrBadFilter, an unknown comparer, a comparer other than
-// the database's, and any error reading a table.
+// report. It never writes to the database. It returns an error for a
+// directory that holds no Pebble database, a database that a running Pebble
+// holds open, a file that is not regular, a malformed filter block, an
+// unknown comparer, a comparer other than the database's, and any error
+// reading a table.
 func Analyze(c Config) (_ *Report, err error) {
 	budgets, probes, err := checkConfig(c)
 	if err != nil {
@@ -232,10 +235,10 @@ func Analyze(c Config) (_ *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if rep.Plan, err = choosePlan(db, c); err != nil {
+	if rep.plan, err = choosePlan(db, c); err != nil {
 		return nil, err
 	}
-	a.plan = rep.Plan
+	a.plan = rep.plan
 	nTables, totalEntries := countTables(levels)
 	a.total = totalEntries
 	progress := c.Progress
@@ -246,7 +249,7 @@ func Analyze(c Config) (_ *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.Sampled = a.sampled
+	rep.sampled = a.sampled
 
 	slices.Sort(a.hashes)
 	a.hashes = slices.Compact(a.hashes)
@@ -258,9 +261,9 @@ func Analyze(c Config) (_ *Report, err error) {
 	rep.probeKeys = ps
 
 	if !probed {
-		rep.Baseline = "bloom(10)"
+		rep.baseline = "bloom(10)"
 		if !slices.Contains(budgets, 10) {
-			rep.Baseline = "none"
+			rep.baseline = "none"
 		}
 	}
 	return rep, nil
@@ -271,7 +274,7 @@ func Analyze(c Config) (_ *Report, err error) {
 func checkConfig(c Config) (budgets []int, probes int, err error) {
 	budgets = c.Budgets
 	if len(budgets) == 0 {
-		budgets = DefaultBudgets
+		budgets = defaultBudgets
 	}
 	for _, b := range budgets {
 		if b < 1 || b > 64 {
@@ -293,14 +296,14 @@ func checkConfig(c Config) (budgets []int, probes int, err error) {
 
 // newReport returns an empty report with a row per candidate on every level.
 func newReport(dir, comparer string, cands []candidate) *Report {
-	rep := &Report{Dir: dir, Comparer: comparer, Baseline: "now"}
+	rep := &Report{dir: dir, comparer: comparer, baseline: "now"}
 	for _, cd := range cands {
-		rep.Candidates = append(rep.Candidates, cd.name)
+		rep.candidates = append(rep.candidates, cd.name)
 	}
-	for li := range rep.Levels {
-		L := &rep.Levels[li]
+	for li := range rep.levels {
+		L := &rep.levels[li]
 		L.Level = li
-		L.Candidates = make([]Candidate, len(cands))
+		L.Candidates = make([]candidateResult, len(cands))
 		for i, cd := range cands {
 			L.Candidates[i].Name = cd.name
 		}
@@ -374,13 +377,13 @@ func (a *analysis) readLevels(rep *Report, levels [][]pebble.SSTableInfo, nTable
 	unreadable := map[string]bool{}
 	done, last := 0, time.Now()
 	for li, lv := range levels {
-		if li >= NumLevels {
+		if li >= numLevels {
 			break
 		}
-		L := &rep.Levels[li]
+		L := &rep.levels[li]
 		for _, info := range lv {
 			if info.BackingType != pebble.BackingTypeLocal {
-				rep.RemoteTables++
+				rep.remoteTables++
 				continue
 			}
 			L.Tables++
@@ -402,13 +405,13 @@ func (a *analysis) readLevels(rep *Report, levels [][]pebble.SSTableInfo, nTable
 		}
 	}
 	for n := range unreadable {
-		rep.Unreadable = append(rep.Unreadable, n)
+		rep.unreadable = append(rep.unreadable, n)
 	}
-	slices.Sort(rep.Unreadable)
+	slices.Sort(rep.unreadable)
 	return probed, nil
 }
 
-func addNow(L *Level, name string, size uint64) {
+func addNow(L *levelRow, name string, size uint64) {
 	L.NowBytes += size
 	for i := range L.Now {
 		if L.Now[i].Policy == name {
@@ -417,7 +420,7 @@ func addNow(L *Level, name string, size uint64) {
 			return
 		}
 	}
-	L.Now = append(L.Now, NowFilter{Policy: name, Tables: 1, Bytes: size})
+	L.Now = append(L.Now, nowFilter{Policy: name, Tables: 1, Bytes: size})
 }
 
 type analysis struct {
@@ -432,16 +435,16 @@ type analysis struct {
 	total    uint64
 	sentinel bool
 	sampled  bool
-	plan     *PlanReport // nil: no plan asked for
+	plan     *planReport // nil: no plan asked for
 
-	tables  [NumLevels][]*table
+	tables  [numLevels][]*table
 	hashes  []uint64 // every filter key of the database
 	sources [][]byte // keys the probes derive from
 }
 
 // readTable reads one table's filter keys and current filter block and
 // builds its candidate filters.
-func (a *analysis) readTable(L *Level, info pebble.SSTableInfo) (*table, error) {
+func (a *analysis) readTable(L *levelRow, info pebble.SSTableInfo) (*table, error) {
 	path := a.tablePath(info)
 	f, r, err := a.openTable(info)
 	if err != nil {
@@ -573,7 +576,7 @@ func (a *analysis) scanKeys(r *sstable.Reader, info pebble.SSTableInfo, stride, 
 
 // buildCandidates builds t's candidate filters from the sampled keys and adds
 // their bytes, scaled up to all nkeys filter keys, to L.
-func (a *analysis) buildCandidates(L *Level, t *table, keys [][]byte, nkeys uint64) {
+func (a *analysis) buildCandidates(L *levelRow, t *table, keys [][]byte, nkeys uint64) {
 	scale := float64(nkeys) / float64(len(keys))
 	t.cands = make([][]byte, len(a.cands))
 	for i, cd := range a.cands {

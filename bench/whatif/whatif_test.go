@@ -46,8 +46,8 @@ func dbOptions(crdb bool) *pebble.Options {
 
 // expected is what db.SSTables says of each level.
 type expected struct {
-	tables  [NumLevels]int
-	entries [NumLevels]uint64
+	tables  [numLevels]int
+	entries [numLevels]uint64
 }
 
 func sstables(t *testing.T, db *pebble.DB) expected {
@@ -233,10 +233,10 @@ func checkInWAL(t *testing.T, dir string, key []byte) {
 	c.Close()
 }
 
-func sumLevels(r *Report, last int, f func(*Level) int) int64 {
+func sumLevels(r *Report, last int, f func(*levelRow) int) int64 {
 	var n int64
 	for l := 0; l <= last; l++ {
-		n += int64(f(&r.Levels[l]))
+		n += int64(f(&r.levels[l]))
 	}
 	return n
 }
@@ -248,13 +248,13 @@ func sumLevels(r *Report, last int, f func(*Level) int) int64 {
 func checkReadModel(t *testing.T, dir string, rep *Report) {
 	t.Helper()
 	for _, prefix := range []bool{false, true} {
-		last := NumLevels - 2
+		last := numLevels - 2
 		if prefix {
-			last = NumLevels - 1
+			last = numLevels - 1
 		}
 		checks, pos := pebbleFilterCounts(t, dir, false, rep.probeKeys, prefix)
-		wantChecks := sumLevels(rep, last, func(L *Level) int { return L.Checks })
-		wantPos := sumLevels(rep, last, func(L *Level) int { return L.NowFalsePos })
+		wantChecks := sumLevels(rep, last, func(L *levelRow) int { return L.Checks })
+		wantPos := sumLevels(rep, last, func(L *levelRow) int { return L.NowFalsePos })
 		if checks != wantChecks || pos != wantPos {
 			t.Errorf("prefix reads %v: Pebble counted %d filter checks, %d positive; whatif %d, %d",
 				prefix, checks, pos, wantChecks, wantPos)
@@ -264,9 +264,9 @@ func checkReadModel(t *testing.T, dir string, rep *Report) {
 
 func candidateIndex(t *testing.T, r *Report, name string) int {
 	t.Helper()
-	i := slices.Index(r.Candidates, name)
+	i := slices.Index(r.candidates, name)
 	if i < 0 {
-		t.Fatalf("no candidate %s in %v", name, r.Candidates)
+		t.Fatalf("no candidate %s in %v", name, r.candidates)
 	}
 	return i
 }
@@ -309,8 +309,8 @@ func TestAnalyze(t *testing.T) {
 	pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, dir))
 	checkInWAL(t, dir, []byte("zzz-unflushed-0"))
 
-	for l := range NumLevels {
-		L := &rep.Levels[l]
+	for l := range numLevels {
+		L := &rep.levels[l]
 		if L.Tables != want.tables[l] || L.Entries != want.entries[l] || L.Keys != want.entries[l] {
 			t.Errorf("L%d: %d tables, %d entries, %d keys; db.SSTables: %d tables, %d entries",
 				l, L.Tables, L.Entries, L.Keys, want.tables[l], want.entries[l])
@@ -334,11 +334,11 @@ func TestAnalyze(t *testing.T) {
 			}
 		}
 	}
-	if rep.Probes < 4000 {
-		t.Fatalf("%d absent probes from 5000 sources", rep.Probes)
+	if rep.probes < 4000 {
+		t.Fatalf("%d absent probes from 5000 sources", rep.probes)
 	}
-	if rep.Baseline != "now" {
-		t.Errorf("baseline %q, want now", rep.Baseline)
+	if rep.baseline != "now" {
+		t.Errorf("baseline %q, want now", rep.baseline)
 	}
 
 	// The read model against Pebble.
@@ -348,9 +348,9 @@ func TestAnalyze(t *testing.T) {
 	// on the database agrees with a direct measurement on other keys.
 	var checks int
 	hits := map[string]int{}
-	for l := range NumLevels {
-		checks += rep.Levels[l].Checks
-		for _, c := range rep.Levels[l].Candidates {
+	for l := range numLevels {
+		checks += rep.levels[l].Checks
+		for _, c := range rep.levels[l].Candidates {
 			hits[c.Name] += c.Hits
 		}
 	}
@@ -380,7 +380,7 @@ func TestAnalyze(t *testing.T) {
 
 func (r *Report) budgets() []int {
 	var bs []int
-	for _, n := range r.Candidates {
+	for _, n := range r.candidates {
 		var b int
 		if _, err := fmt.Sscanf(n[strings.Index(n, "(")+1:], "%d", &b); err == nil {
 			bs = append(bs, b)
@@ -396,11 +396,11 @@ func TestAnalyzeSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Sampled {
+	if !rep.sampled {
 		t.Error("Sampled is false with -sample 1000")
 	}
-	for l := range NumLevels {
-		L := &rep.Levels[l]
+	for l := range numLevels {
+		L := &rep.levels[l]
 		if L.Keys != want.entries[l] || L.Sampled > L.Keys || (L.Keys > 0 && L.Sampled == 0) {
 			t.Errorf("L%d: %d keys, %d sampled; want %d keys", l, L.Keys, L.Sampled, want.entries[l])
 		}
@@ -437,9 +437,9 @@ func TestAnalyzeNoFilters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	L := &rep.Levels[0]
-	if rep.Baseline != "bloom(10)" || L.NowBytes != 0 || L.NowHits != L.Checks || L.Checks == 0 || L.Now[0].Policy != "" {
-		t.Errorf("database without filters: baseline %q, L0 %+v", rep.Baseline, *L)
+	L := &rep.levels[0]
+	if rep.baseline != "bloom(10)" || L.NowBytes != 0 || L.NowHits != L.Checks || L.Checks == 0 || L.Now[0].Policy != "" {
+		t.Errorf("database without filters: baseline %q, L0 %+v", rep.baseline, *L)
 	}
 	var out bytes.Buffer
 	if err := rep.Write(&out); err != nil {
@@ -494,7 +494,7 @@ func TestAnalyzeVirtual(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := sumLevels(rep, NumLevels-1, func(L *Level) int { return int(L.Keys) })
+	keys := sumLevels(rep, numLevels-1, func(L *levelRow) int { return int(L.Keys) })
 	if keys != 8000 {
 		t.Errorf("%d filter keys after excising 2000 of 10000, want 8000", keys)
 	}
@@ -528,7 +528,7 @@ func TestAnalyzeCuckooNow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	L := &rep.Levels[0]
+	L := &rep.levels[0]
 	c12 := candidateIndex(t, rep, "cuckoo(12)")
 	if len(L.Now) != 1 || L.Now[0].Policy != cuckoopolicy.FilterPolicy(12).Name() || L.Now[0].Tables != 3 {
 		t.Fatalf("L0 filters %+v, want 3 tables of %s", L.Now, cuckoopolicy.FilterPolicy(12).Name())
@@ -556,7 +556,7 @@ func TestAnalyzeEmpty(t *testing.T) {
 	if err := rep.Write(&out); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Probes != 0 || !strings.Contains(out.String(), "nothing to measure") {
+	if rep.probes != 0 || !strings.Contains(out.String(), "nothing to measure") {
 		t.Errorf("report on an empty database:\n%s", out.String())
 	}
 }

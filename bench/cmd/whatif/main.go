@@ -100,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 }
 
 // memoryFlag returns the bytes -memory gives (0 when it is not set), or the
-// error in -memory and -l6: a size ParseSize cannot read, a size of 0, -l6
+// error in -memory and -l6: a size parseSize cannot read, a size of 0, -l6
 // without -memory.
 func memoryFlag(fs *flag.FlagSet, memory string, useL6 bool) (uint64, error) {
 	set := false
@@ -111,7 +111,7 @@ func memoryFlag(fs *flag.FlagSet, memory string, useL6 bool) (uint64, error) {
 		}
 		return 0, nil
 	}
-	mem, err := whatif.ParseSize(memory)
+	mem, err := parseSize(memory)
 	if err != nil {
 		return 0, fmt.Errorf("%w (-memory)", err)
 	}
