@@ -10,18 +10,18 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/pebble-cuckoo/pebble-cuckoo/bench"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/sstblock"
 )
 
 // Block kinds a read of an sstable is classified into, from the table's
-// layout (bench.BlockKinds).
+// layout (sstblock.Kinds).
 const (
-	kindData   = bench.BlockData
-	kindFilter = bench.BlockFilter
-	kindIndex  = bench.BlockIndex
-	kindValue  = bench.BlockValue
-	kindOther  = bench.BlockOther
-	numKinds   = bench.NumBlockKinds
+	kindData   = sstblock.Data
+	kindFilter = sstblock.Filter
+	kindIndex  = sstblock.Index
+	kindValue  = sstblock.Value
+	kindOther  = sstblock.Other
+	numKinds   = sstblock.NumKinds
 )
 
 // ioStats counts the reads of one database's sstables by block kind and adds
@@ -30,8 +30,8 @@ const (
 type ioStats struct {
 	reads   [numKinds]atomic.Int64
 	bytes   [numKinds]atomic.Int64
-	delay   atomic.Int64                                         // ns added to each sstable ReadAt; 0: none
-	layouts atomic.Pointer[map[string]map[int64]bench.BlockKind] // file base name -> block offset -> kind
+	delay   atomic.Int64                                       // ns added to each sstable ReadAt; 0: none
+	layouts atomic.Pointer[map[string]map[int64]sstblock.Kind] // file base name -> block offset -> kind
 }
 
 // ioSnap is a snapshot of ioStats' counters.
@@ -116,11 +116,11 @@ func learnLayouts(db *pebble.DB, fs vfs.FS, dir string, o *pebble.Options, st *i
 	if err != nil {
 		return err
 	}
-	m := map[string]map[int64]bench.BlockKind{}
+	m := map[string]map[int64]sstblock.Kind{}
 	for _, tables := range levels {
 		for _, t := range tables {
 			name := fmt.Sprintf("%s.sst", t.BackingSSTNum)
-			l, err := bench.BlockKinds(fs, filepath.Join(dir, name), sstable.ReaderOptions{Comparer: o.Comparer, KeySchemas: o.KeySchemas})
+			l, err := sstblock.Kinds(fs, filepath.Join(dir, name), sstable.ReaderOptions{Comparer: o.Comparer, KeySchemas: o.KeySchemas})
 			if err != nil {
 				return fmt.Errorf("layout of %s: %w", name, err)
 			}

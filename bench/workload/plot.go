@@ -3,12 +3,12 @@ package workload
 import (
 	"fmt"
 
-	"github.com/pebble-cuckoo/pebble-cuckoo/bench"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/plot"
 	"gonum.org/v1/plot/plotter"
 )
 
-// The plots are drawn in the style of bench's report (bench.SavePlot).
-type series = bench.Curve
+// The plots are drawn in the style of bench's report (plot.SavePlot).
+type series = plot.Curve
 
 func writePlots(r *Result) error {
 	dir := r.Config.Out
@@ -31,7 +31,7 @@ func writePlots(r *Result) error {
 		}
 		ss = append(ss, s, e)
 	}
-	if err := bench.SavePlot(dir, "fpr.png", smoke+"False-positive rate, in process (NewWriter / MayContain)", "bits per key", "FPR (%)", true, ss); err != nil {
+	if err := plot.SavePlot(dir, "fpr.png", smoke+"False-positive rate, in process (NewWriter / MayContain)", "bits per key", "FPR (%)", true, ss); err != nil {
 		return err
 	}
 	// False-positive reads per absent Get.
@@ -46,7 +46,7 @@ func writePlots(r *Result) error {
 			ss = append(ss, se)
 		}
 	}
-	if err := bench.SavePlot(dir, "fp_per_get.png", smoke+"False-positive block reads per absent Get", "bits per key (B)", "reads per Get", true, ss); err != nil {
+	if err := plot.SavePlot(dir, "fp_per_get.png", smoke+"False-positive block reads per absent Get", "bits per key (B)", "reads per Get", true, ss); err != nil {
 		return err
 	}
 	// Time ratios of absent Gets.
@@ -61,7 +61,7 @@ func writePlots(r *Result) error {
 			ss = append(ss, se)
 		}
 	}
-	if err := bench.SavePlot(dir, "time_ratio.png", smoke+fmt.Sprintf("Absent Get time, cuckoo(B) / bloom(B), %d thread(s), median of paired ratios", r.Config.Threads[0]),
+	if err := plot.SavePlot(dir, "time_ratio.png", smoke+fmt.Sprintf("Absent Get time, cuckoo(B) / bloom(B), %d thread(s), median of paired ratios", r.Config.Threads[0]),
 		"bits per key (B)", "time ratio", false, ss); err != nil {
 		return err
 	}

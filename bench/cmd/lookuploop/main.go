@@ -21,7 +21,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
-	"github.com/pebble-cuckoo/pebble-cuckoo/bench"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/filters"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/keys"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
@@ -37,10 +38,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	policy := fs.String("policy", "cuckoo", "cuckoo (cuckoopolicy.FilterPolicy) or bloom (Pebble's bloom.FilterPolicy)")
 	bits := fs.Int("bits", 10, "bits per key")
-	keys := fs.Int("keys", 1<<16, "keys in the filter")
+	nkeys := fs.Int("keys", 1<<16, "keys in the filter")
 	calls := fs.Int("calls", 1_000_000, "MayContain calls")
 	p := fs.Float64("p", 0, "share of the queries that are members")
-	keyLen := fs.Int("keylen", bench.ShortKeyLen, "key length in bytes")
+	keyLen := fs.Int("keylen", keys.ShortLen, "key length in bytes")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -53,13 +54,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("-policy %q: want cuckoo or bloom", *policy)
 	}
-	if *keys < 1 || *calls < 0 || *p < 0 || *p > 1 || *keyLen < 1 {
+	if *nkeys < 1 || *calls < 0 || *p < 0 || *p > 1 || *keyLen < 1 {
 		return fmt.Errorf("need -keys >= 1, -calls >= 0, 0 <= -p <= 1, -keylen >= 1")
 	}
-	members := bench.KeyGen{Seed: 101, Width: *keyLen}
-	block := bench.BuildPolicy(pol, members.First(*keys))
+	members := keys.Gen{Seed: 101, Width: *keyLen}
+	block := filters.BuildPolicy(pol, members.First(*nkeys))
 	const queries = 1 << 16
-	q, _ := bench.Mixed(members, *keys, bench.KeyGen{Seed: 102, Width: *keyLen}, queries, *p, 7)
+	q, _ := keys.Mixed(members, *nkeys, keys.Gen{Seed: 102, Width: *keyLen}, queries, *p, 7)
 	hits := 0
 	for i := range *calls {
 		if pol.MayContain(pebble.TableFilter, block, q.At(i%queries)) {
@@ -67,6 +68,6 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "%s: %d calls on a %d-byte block of %d keys, %d answered true\n",
-		pol.Name(), *calls, len(block), *keys, hits)
+		pol.Name(), *calls, len(block), *nkeys, hits)
 	return nil
 }

@@ -16,12 +16,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pebble-cuckoo/pebble-cuckoo/bench"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/report"
 )
 
 func main() {
 	if err := run(os.Args[1:], os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "report:", err)
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "report: ") { // the package's errors name it
+			msg = "report: " + msg
+		}
+		fmt.Fprintln(os.Stderr, msg)
 		os.Exit(1)
 	}
 }
@@ -32,7 +36,7 @@ func run(args []string, stderr io.Writer) error {
 	quick := fs.Bool("quick", false, "a run of about three minutes on two idle cores (five on busy ones)")
 	tiny := fs.Bool("tiny", false, "a smoke test of seconds: every section runs, no target is judged and no verdict drawn")
 	out := fs.String("out", "", "directory for REPORT.md and the plots (required)")
-	only := fs.String("only", "", "comma-separated sections to run: "+strings.Join(bench.Sections, ","))
+	only := fs.String("only", "", "comma-separated sections to run: "+strings.Join(report.Sections, ","))
 	seed := fs.Uint64("seed", 1, "seed of every key set")
 	loadRuns := fs.Int("loadruns", 0, "runs per fingerprint size in the load table (0: the mode's)")
 	loadLog := fs.Int("loadbuckets", 0, "log2 of the load table's buckets (0: the mode's)")
@@ -45,12 +49,12 @@ func run(args []string, stderr io.Writer) error {
 		fs.Usage()
 		return fmt.Errorf("need -out DIR and no arguments")
 	}
-	c := bench.Full()
+	c := report.Full()
 	switch {
 	case *tiny:
-		c = bench.Tiny()
+		c = report.Tiny()
 	case *quick:
-		c = bench.Quick()
+		c = report.Quick()
 	}
 	c.Seed = *seed
 	if *loadRuns > 0 {
@@ -80,6 +84,5 @@ func run(args []string, stderr io.Writer) error {
 	if len(args) > 0 {
 		cmd += " " + strings.Join(args, " ")
 	}
-	_, err := bench.Run(c, *out, sections, cmd)
-	return err
+	return report.Run(c, *out, sections, cmd)
 }

@@ -1,4 +1,4 @@
-package bench
+package report
 
 import (
 	"fmt"
@@ -9,39 +9,44 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/filters"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/keys"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/markdown"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/plot"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/progress"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
-// PaperTable2 is the load factor the cuckoo-filter paper reports (Table 2:
+// paperTable2 is the load factor the cuckoo-filter paper reports (Table 2:
 // b = 4, 500 kicks, mean of 10 runs) by fingerprint bits.
-var PaperTable2 = map[int]float64{2: 0.1753, 4: 0.6767, 6: 0.9539, 8: 0.9562, 12: 0.9577, 16: 0.9580}
+var paperTable2 = map[int]float64{2: 0.1753, 4: 0.6767, 6: 0.9539, 8: 0.9562, 12: 0.9577, 16: 0.9580}
 
-// The static builder is asked for two loads: StaticLoadTarget, the target
-// the project sets for it, and StaticLoadMax, above the (2,4) threshold of
+// The static builder is asked for two loads: staticLoadTarget, the target
+// the project sets for it, and staticLoadMax, above the (2,4) threshold of
 // about 97.7%, so that Inspect shows where its growth policy lands.
 const (
-	StaticLoadTarget = 0.975
-	StaticLoadMax    = 0.98
+	staticLoadTarget = 0.975
+	staticLoadMax    = 0.98
 )
 
-// LoadRow is the load factor reached at one fingerprint size.
-type LoadRow struct {
+// loadRow is the load factor reached at one fingerprint size.
+type loadRow struct {
 	F int
 	// Sim is a partial-key table built here to the paper's recipe
 	// (power-of-two buckets, alt = i XOR hash(fp), random-walk kicks).
-	Sim Stat
+	Sim stat
 	// Dynamic is cuckoo.Filter: insert until ErrFull, read LoadFactor.
-	Dynamic     Stat
+	Dynamic     stat
 	DynamicNote string
-	// Static is the sstable builder: Policy{f, LoadFactor: StaticLoadTarget}
-	// over 4*2^L*StaticLoadTarget keys, Inspect's LoadFactor; StaticMax the
-	// same asked for StaticLoadMax.
-	Static, StaticMax Stat
+	// Static is the sstable builder: Policy{f, LoadFactor: staticLoadTarget}
+	// over 4*2^L*staticLoadTarget keys, Inspect's LoadFactor; StaticMax the
+	// same asked for staticLoadMax.
+	Static, StaticMax stat
 	StaticNote        string
 }
 
-// Stat is a mean over runs with its sample variance.
-type Stat struct {
+// stat is a mean over runs with its sample variance.
+type stat struct {
 	N        int
 	Mean     float64
 	Variance float64
@@ -49,13 +54,13 @@ type Stat struct {
 }
 
 // Valid reports whether the stat has data.
-func (s Stat) Valid() bool { return s.N > 0 }
+func (s stat) valid() bool { return s.N > 0 }
 
-func stat(x []float64) Stat {
+func statOf(x []float64) stat {
 	if len(x) == 0 {
-		return Stat{}
+		return stat{}
 	}
-	s := Stat{N: len(x), Min: math.Inf(1), Max: math.Inf(-1)}
+	s := stat{N: len(x), Min: math.Inf(1), Max: math.Inf(-1)}
 	for _, v := range x {
 		s.Mean += v
 		s.Min, s.Max = math.Min(s.Min, v), math.Max(s.Max, v)
@@ -70,20 +75,20 @@ func stat(x []float64) Stat {
 	return s
 }
 
-// LoadResult is the load-factor table.
-type LoadResult struct {
+// loadResult is the load-factor table.
+type loadResult struct {
 	LogBuckets, Runs, MaxKicks int
 	StaticLogBuckets           int // the static builder's tables
 	StaticRuns                 int
-	Rows                       []LoadRow
+	Rows                       []loadRow
 }
 
-// MeasureLoad fills tables of 2^LoadLogBuckets buckets until the first
+// measureLoad fills tables of 2^LoadLogBuckets buckets until the first
 // insertion fails, for each fingerprint size of c.LoadFingerprints (2..16
 // if empty), LoadRuns times each. Cells (a size and a run) run on
 // c.LoadWorkers goroutines; each has its own seed, so the table does not
 // depend on their number.
-func MeasureLoad(c Config, pr *progress) (*LoadResult, error) {
+func measureLoad(c Config, pr *progress.Printer) (*loadResult, error) {
 	static := min(c.LoadStaticLogBuckets, c.LoadLogBuckets)
 	if static <= 0 {
 		static = c.LoadLogBuckets
@@ -102,7 +107,7 @@ func MeasureLoad(c Config, pr *progress) (*LoadResult, error) {
 	if c.LoadRuns < 1 || c.LoadLogBuckets < 1 {
 		return nil, fmt.Errorf("load table: need runs >= 1 and log buckets >= 1, got %d and %d", c.LoadRuns, c.LoadLogBuckets)
 	}
-	r := &LoadResult{LogBuckets: c.LoadLogBuckets, Runs: c.LoadRuns, MaxKicks: c.LoadMaxKicks,
+	r := &loadResult{LogBuckets: c.LoadLogBuckets, Runs: c.LoadRuns, MaxKicks: c.LoadMaxKicks,
 		StaticLogBuckets: static, StaticRuns: min(c.LoadStaticRuns, c.LoadRuns)}
 
 	cells := make([]loadCell, 0, len(fs)*c.LoadRuns)
@@ -114,13 +119,13 @@ func MeasureLoad(c Config, pr *progress) (*LoadResult, error) {
 	measureCells(c, r, cells, pr)
 	// Cells are in order of size, then run: gather each size's runs.
 	for i := 0; i < len(cells); i += c.LoadRuns {
-		r.Rows = append(r.Rows, loadRow(cells[i:i+c.LoadRuns], r.StaticRuns))
+		r.Rows = append(r.Rows, gatherRow(cells[i:i+c.LoadRuns], r.StaticRuns))
 	}
 	return r, nil
 }
 
 // measureCells measures the cells on c.LoadWorkers goroutines.
-func measureCells(c Config, r *LoadResult, cells []loadCell, pr *progress) {
+func measureCells(c Config, r *loadResult, cells []loadCell, pr *progress.Printer) {
 	workers := c.LoadWorkers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -129,12 +134,12 @@ func measureCells(c Config, r *LoadResult, cells []loadCell, pr *progress) {
 	var wg sync.WaitGroup
 	for range min(workers, len(cells)) {
 		wg.Add(1)
-		go func(pr *progress) {
+		go func(pr *progress.Printer) {
 			defer wg.Done()
 			for cell := range next {
 				cell.measure(c, r, pr)
 			}
-		}(pr.fork())
+		}(pr.Fork())
 	}
 	for i := range cells {
 		next <- &cells[i]
@@ -144,8 +149,8 @@ func measureCells(c Config, r *LoadResult, cells []loadCell, pr *progress) {
 }
 
 // loadRow gathers the runs of one fingerprint size into its row.
-func loadRow(cells []loadCell, staticRuns int) LoadRow {
-	row := LoadRow{F: cells[0].f}
+func gatherRow(cells []loadCell, staticRuns int) loadRow {
+	row := loadRow{F: cells[0].f}
 	var sim, dyn, st, stMax []float64
 	for _, cell := range cells {
 		sim = append(sim, cell.sim)
@@ -172,7 +177,7 @@ func loadRow(cells []loadCell, staticRuns int) LoadRow {
 			}
 		}
 	}
-	row.Sim, row.Dynamic, row.Static, row.StaticMax = stat(sim), stat(dyn), stat(st), stat(stMax)
+	row.Sim, row.Dynamic, row.Static, row.StaticMax = statOf(sim), statOf(dyn), statOf(st), statOf(stMax)
 	return row
 }
 
@@ -186,11 +191,11 @@ type loadCell struct {
 	staticNote        string
 }
 
-func (cell *loadCell) measure(c Config, r *LoadResult, pr *progress) {
+func (cell *loadCell) measure(c Config, r *loadResult, pr *progress.Printer) {
 	f, run := cell.f, cell.run
 	seed := c.Seed*1_000_003 + uint64(f)*1000 + uint64(run)
 	pr.Stage("load f=%d run %d/%d: simulation, 2^%d buckets", f, run+1, c.LoadRuns, c.LoadLogBuckets)
-	cell.sim = SimulateLoad(c.LoadLogBuckets, f, c.LoadMaxKicks, seed, pr)
+	cell.sim = simulateLoad(c.LoadLogBuckets, f, c.LoadMaxKicks, seed, pr)
 
 	pr.Stage("load f=%d run %d/%d: dynamic filter", f, run+1, c.LoadRuns)
 	cell.dyn, cell.dynErr = dynamicLoad(1<<c.LoadLogBuckets, f, c.LoadMaxKicks, seed, pr)
@@ -199,13 +204,13 @@ func (cell *loadCell) measure(c Config, r *LoadResult, pr *progress) {
 	if f < 4 || run >= r.StaticRuns {
 		return
 	}
-	for _, target := range []float64{StaticLoadTarget, StaticLoadMax} {
+	for _, target := range []float64{staticLoadTarget, staticLoadMax} {
 		pr.Stage("load f=%d run %d/%d: static builder, 2^%d buckets, asked for load %.3f", f, run+1, r.StaticRuns, r.StaticLogBuckets, target)
 		lf, note := staticLoad(1<<r.StaticLogBuckets, f, target, seed)
 		switch {
 		case note != "":
 			cell.staticNote = note
-		case target == StaticLoadTarget:
+		case target == staticLoadTarget:
 			cell.static = lf
 		default:
 			cell.staticMax = lf
@@ -217,8 +222,8 @@ func (cell *loadCell) measure(c Config, r *LoadResult, pr *progress) {
 // slots at the target load and returns the load Inspect reads, or a note.
 func staticLoad(m, f int, target float64, seed uint64) (float64, string) {
 	n := int(float64(4*m) * target)
-	block := BuildPolicy(cuckoopolicy.Policy{FingerprintBits: f, LoadFactor: target},
-		KeyGen{Seed: seed, Width: ShortKeyLen}.First(n))
+	block := filters.BuildPolicy(cuckoopolicy.Policy{FingerprintBits: f, LoadFactor: target},
+		keys.Gen{Seed: seed, Width: keys.ShortLen}.First(n))
 	in, err := cuckoopolicy.Inspect(block)
 	switch {
 	case err != nil:
@@ -229,15 +234,15 @@ func staticLoad(m, f int, target float64, seed uint64) (float64, string) {
 	return in.LoadFactor, ""
 }
 
-func dynamicLoad(m, f, kicks int, seed uint64, pr *progress) (float64, error) {
+func dynamicLoad(m, f, kicks int, seed uint64, pr *progress.Printer) (float64, error) {
 	// Exactly m buckets, as in the paper. New(capacity) would size the
 	// table for its capacity promise, several times larger for f < 6.
-	d, err := newDynamicBuckets(m, DynConfig{FingerprintBits: f, MaxKicks: kicks, Seed: seed})
+	d, err := newDynamicBuckets(m, dynConfig{FingerprintBits: f, MaxKicks: kicks, Seed: seed})
 	if err != nil {
 		return 0, err
 	}
-	g := KeyGen{Seed: seed ^ 0xabcdef, Width: ShortKeyLen}
-	buf := make([]byte, ShortKeyLen)
+	g := keys.Gen{Seed: seed ^ 0xabcdef, Width: keys.ShortLen}
+	buf := make([]byte, keys.ShortLen)
 	for i := uint64(0); ; i++ {
 		g.Put(buf, i)
 		if err := d.Insert(buf); err != nil {
@@ -255,14 +260,14 @@ func dynamicLoad(m, f, kicks int, seed uint64, pr *progress) (float64, error) {
 	}
 }
 
-// SimulateLoad inserts into a partial-key cuckoo table of 2^logM buckets of
+// simulateLoad inserts into a partial-key cuckoo table of 2^logM buckets of
 // four f-bit slots (f <= 16), built as the paper's reference code does:
 // bucket = hash high bits & (m-1), tag = low f bits with 0 mapped to 1,
 // alt(i) = (i XOR tag*0x5bd1e995) & (m-1), and on a full pair a random walk
 // of up to maxKicks evictions starting from the first bucket. It returns the
 // load when the first insertion fails (the homeless tag counted as stored, as
 // the reference keeps it in a victim slot).
-func SimulateLoad(logM, f, maxKicks int, seed uint64, pr *progress) float64 {
+func simulateLoad(logM, f, maxKicks int, seed uint64, pr *progress.Printer) float64 {
 	m := uint64(1) << logM
 	mask := m - 1
 	slots := make([]uint16, 4*m)
@@ -281,7 +286,7 @@ func SimulateLoad(logM, f, maxKicks int, seed uint64, pr *progress) float64 {
 	}
 	items := 0
 	for k := uint64(0); ; k++ {
-		h := mix64(seed + k*0x9e3779b97f4a7c15)
+		h := keys.Mix64(seed + k*0x9e3779b97f4a7c15)
 		i := (h >> 32) & mask
 		tag := uint16(h & tagMask)
 		if tag == 0 {
@@ -310,13 +315,13 @@ func SimulateLoad(logM, f, maxKicks int, seed uint64, pr *progress) float64 {
 }
 
 // staticLoadTargets judges the static builder's load: at least
-// StaticLoadTarget for f >= 8, in every run.
-func (r *Report) staticLoadTargets() []Target {
-	name := fmt.Sprintf("static builder load >= 97.5%% for f >= 8 (asked for %.3f)", StaticLoadTarget)
+// staticLoadTarget for f >= 8, in every run.
+func (r *report) staticLoadTargets() []target {
+	name := fmt.Sprintf("static builder load >= 97.5%% for f >= 8 (asked for %.3f)", staticLoadTarget)
 	ok, n, lo, loF := true, 0, 1.0, 0
 	if r.Load != nil {
 		for _, row := range r.Load.Rows {
-			if row.F >= 8 && row.Static.Valid() {
+			if row.F >= 8 && row.Static.valid() {
 				n++
 				if row.Static.Min < lo {
 					lo, loF = row.Static.Min, row.F
@@ -327,7 +332,7 @@ func (r *Report) staticLoadTargets() []Target {
 			}
 		}
 	}
-	return []Target{newTarget(name, ok, n > 0, "lowest load over %d sizes and all runs: %s at f=%d", n, pct(lo), loF)}
+	return []target{newTarget(name, ok, n > 0, "lowest load over %d sizes and all runs: %s at f=%d", n, pct(lo), loF)}
 }
 
 // loadSlack absorbs the rounding of key and bucket counts in the load
@@ -338,28 +343,28 @@ const loadSlack = 1e-4
 // up: the simulation of the paper's scheme must match it within a point;
 // the dynamic filter must be no more than a point below it (its stash and
 // eviction differ from the paper's, and higher is better).
-func (r *Report) table2Targets() []Target {
-	ok, n, worst, worstF := r.table2Gap(func(r LoadRow) Stat { return r.Sim }, false)
+func (r *report) table2Targets() []target {
+	ok, n, worst, worstF := r.table2Gap(func(r loadRow) stat { return r.Sim }, false)
 	sim := newTarget("simulation of the paper's scheme within 1 point of its Table 2 for f >= 6", ok, n > 0,
 		"%d sizes at 2^%d buckets; largest gap %.2f points at f=%d", n, r.loadLog(), 100*worst, worstF)
-	ok, n, worst, worstF = r.table2Gap(func(r LoadRow) Stat { return r.Dynamic }, true)
+	ok, n, worst, worstF = r.table2Gap(func(r loadRow) stat { return r.Dynamic }, true)
 	dyn := newTarget("dynamic filter load no more than 1 point below the paper's Table 2 for f >= 6 (a check of our own: "+
 		"the paper's figures are the simulation's target; the dynamic filter's walks look a step ahead, so it may load higher)", ok, n > 0,
 		"%d sizes at 2^%d buckets; largest shortfall %.2f points at f=%d (negative: above the paper)", n, r.loadLog(), 100*worst, worstF)
-	return []Target{sim, dyn}
+	return []target{sim, dyn}
 }
 
 // table2Gap compares one column of the load table with the paper's Table 2
 // for f >= 6: the largest gap (or, if below, the largest shortfall) and
 // whether it stays within a point.
-func (r *Report) table2Gap(get func(LoadRow) Stat, below bool) (ok bool, n int, worst float64, worstF int) {
+func (r *report) table2Gap(get func(loadRow) stat, below bool) (ok bool, n int, worst float64, worstF int) {
 	ok = true
 	if r.Load == nil {
 		return
 	}
 	for _, row := range r.Load.Rows {
-		paper, has := PaperTable2[row.F]
-		if row.F < 6 || !has || !get(row).Valid() {
+		paper, has := paperTable2[row.F]
+		if row.F < 6 || !has || !get(row).valid() {
 			continue
 		}
 		n++
@@ -379,15 +384,15 @@ func (r *Report) table2Gap(get func(LoadRow) Stat, below bool) (ok bool, n int, 
 	return
 }
 
-func (r *Report) loadLog() int {
+func (r *report) loadLog() int {
 	if r.Load == nil {
 		return 0
 	}
 	return r.Load.LogBuckets
 }
 
-func (r *Report) writeLoad(w *markdown) {
-	if !w.section("1. Load factor against fingerprint size (the paper's Table 2)", r.Load != nil) {
+func (r *report) writeLoad(w *markdown.Doc) {
+	if !w.Section("1. Load factor against fingerprint size (the paper's Table 2)", r.Load != nil) {
 		return
 	}
 	l := r.Load
@@ -400,9 +405,9 @@ func (r *Report) writeLoad(w *markdown) {
 		"L = %.3f and for L = %.2f, above the (2,4) threshold of about 97.7%%.\n\n"+
 		"Small fingerprints fail early because few tags share few alternate buckets, and more so in a larger "+
 		"table (more places for the first overflow): rows for f < 6 match the paper only at its 2^25 buckets.\n\n",
-		l.LogBuckets, l.MaxKicks, l.Runs, l.StaticLogBuckets, staticSizeNote(l), l.StaticRuns, StaticLoadTarget, StaticLoadMax)
-	st := func(s Stat, note string) string {
-		if !s.Valid() {
+		l.LogBuckets, l.MaxKicks, l.Runs, l.StaticLogBuckets, staticSizeNote(l), l.StaticRuns, staticLoadTarget, staticLoadMax)
+	st := func(s stat, note string) string {
+		if !s.valid() {
 			if note == "" {
 				note = "n/a"
 			}
@@ -414,35 +419,36 @@ func (r *Report) writeLoad(w *markdown) {
 	var sim, dyn, stc, stm, paper plotter.XYs
 	for _, row := range l.Rows {
 		p := ""
-		if v, ok := PaperTable2[row.F]; ok {
+		if v, ok := paperTable2[row.F]; ok {
 			p = pct(v)
 			paper = append(paper, plotter.XY{X: float64(row.F), Y: 100 * v})
 		}
 		rows = append(rows, []string{fmt.Sprint(row.F), p, st(row.Sim, ""), st(row.Dynamic, row.DynamicNote),
 			st(row.Static, row.StaticNote), st(row.StaticMax, row.StaticNote)})
-		if row.Sim.Valid() {
+		if row.Sim.valid() {
 			sim = append(sim, plotter.XY{X: float64(row.F), Y: 100 * row.Sim.Mean})
 		}
-		if row.Dynamic.Valid() {
+		if row.Dynamic.valid() {
 			dyn = append(dyn, plotter.XY{X: float64(row.F), Y: 100 * row.Dynamic.Mean})
 		}
-		if row.Static.Valid() {
+		if row.Static.valid() {
 			stc = append(stc, plotter.XY{X: float64(row.F), Y: 100 * row.Static.Mean})
 		}
-		if row.StaticMax.Valid() {
+		if row.StaticMax.valid() {
 			stm = append(stm, plotter.XY{X: float64(row.F), Y: 100 * row.StaticMax.Mean})
 		}
 	}
-	w.table([]string{"f", "paper", "simulation (paper's scheme)", "dynamic cuckoo.Filter",
-		fmt.Sprintf("static, asked %.3f", StaticLoadTarget), fmt.Sprintf("static, asked %.2f", StaticLoadMax)}, rows)
-	w.plot("load.png", "Load factor vs fingerprint bits", "fingerprint bits f", "load factor (%)", false, legendBottomRight, 1,
-		[]curve{{name: "paper (Table 2)", xy: paper, points: true}, {name: "simulation", xy: sim},
-			{name: "dynamic cuckoo.Filter", xy: dyn}, {name: fmt.Sprintf("static, asked %.3f", StaticLoadTarget), xy: stc},
-			{name: fmt.Sprintf("static, asked %.2f", StaticLoadMax), xy: stm}})
+	w.Table([]string{"f", "paper", "simulation (paper's scheme)", "dynamic cuckoo.Filter",
+		fmt.Sprintf("static, asked %.3f", staticLoadTarget), fmt.Sprintf("static, asked %.2f", staticLoadMax)}, rows)
+	w.Plot("load.png", plot.Figure{Title: "Load factor vs fingerprint bits", XLabel: "fingerprint bits f", YLabel: "load factor (%)",
+		Legend: plot.BottomRight, XStep: 1},
+		[]plot.Curve{{Name: "paper (Table 2)", XY: paper, Points: true}, {Name: "simulation", XY: sim},
+			{Name: "dynamic cuckoo.Filter", XY: dyn}, {Name: fmt.Sprintf("static, asked %.3f", staticLoadTarget), XY: stc},
+			{Name: fmt.Sprintf("static, asked %.2f", staticLoadMax), XY: stm}})
 }
 
 // staticSizeNote explains a static builder's table smaller than the others.
-func staticSizeNote(l *LoadResult) string {
+func staticSizeNote(l *loadResult) string {
 	if l.StaticLogBuckets >= l.LogBuckets {
 		return ""
 	}

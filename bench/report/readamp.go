@@ -1,4 +1,4 @@
-package bench
+package report
 
 import (
 	"bytes"
@@ -14,6 +14,10 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/keys"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/markdown"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/progress"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/sstblock"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
 )
@@ -22,11 +26,11 @@ import (
 // kind, given each table's layout (file base name -> block offset -> kind).
 // Value blocks count as other blocks: the report shows data, filter and index
 // blocks on their own.
-func blockCounts(cfs *pebbletest.CountingFS, layouts map[string]map[int64]BlockKind) (reads, bytes [NumBlockKinds]int64) {
+func blockCounts(cfs *pebbletest.CountingFS, layouts map[string]map[int64]sstblock.Kind) (reads, bytes [sstblock.NumKinds]int64) {
 	cfs.Each(func(file string, off int64, r pebbletest.Reads) {
 		kind, ok := layouts[file][off]
-		if !ok || kind == BlockValue {
-			kind = BlockOther
+		if !ok || kind == sstblock.Value {
+			kind = sstblock.Other
 		}
 		reads[kind] += r.N
 		bytes[kind] += r.Bytes
@@ -34,8 +38,8 @@ func blockCounts(cfs *pebbletest.CountingFS, layouts map[string]map[int64]BlockK
 	return reads, bytes
 }
 
-// ReadAmpIO is what one operation read, on average.
-type ReadAmpIO struct {
+// readAmpIO is what one operation read, on average.
+type readAmpIO struct {
 	DataBlocks  float64 // data blocks read
 	DataBytes   float64
 	FilterBytes float64
@@ -48,38 +52,38 @@ type ReadAmpIO struct {
 	Ns          float64
 }
 
-// ReadAmpRow is one filter configuration.
-type ReadAmpRow struct {
+// readAmpRow is one filter configuration.
+type readAmpRow struct {
 	Policy           string
 	L0Tables         int
 	L0FilterPerKey   float64 // filter bytes per key, table properties
-	AbsentGet        ReadAmpIO
-	PresentGet       ReadAmpIO
+	AbsentGet        readAmpIO
+	PresentGet       readAmpIO
 	L6Tables         int
 	L6FilterPerKey   float64
-	L6AbsentSeek     ReadAmpIO // SeekPrefixGE with UseL6Filters
-	L6AbsentNoFilter ReadAmpIO // the same without UseL6Filters (Pebble's default)
+	L6AbsentSeek     readAmpIO // SeekPrefixGE with UseL6Filters
+	L6AbsentNoFilter readAmpIO // the same without UseL6Filters (Pebble's default)
 }
 
-// ReadAmpResult is the read-amplification experiment.
-type ReadAmpResult struct {
+// readAmpResult is the read-amplification experiment.
+type readAmpResult struct {
 	Tables, KeysPerTable, Gets, ValueLen int
-	Rows                                 []ReadAmpRow
+	Rows                                 []readAmpRow
 }
 
 // Row returns the row for a policy label.
-func (r *ReadAmpResult) Row(policy string) (ReadAmpRow, bool) {
+func (r *readAmpResult) row(policy string) (readAmpRow, bool) {
 	for _, x := range r.Rows {
 		if x.Policy == policy {
 			return x, true
 		}
 	}
-	return ReadAmpRow{}, false
+	return readAmpRow{}, false
 }
 
-// ReadAmpPolicies returns the configurations measured: none, bloom(10) and
+// readAmpPolicies returns the configurations measured: none, bloom(10) and
 // cuckoo at each budget, plus bloom at the same budgets.
-func ReadAmpPolicies(budgets []int) ([]string, []pebble.FilterPolicy) {
+func readAmpPolicies(budgets []int) ([]string, []pebble.FilterPolicy) {
 	names := []string{"none", "bloom(10)"}
 	pols := []pebble.FilterPolicy{pebble.NoFilterPolicy, pbloom.FilterPolicy(10)}
 	for _, b := range budgets {
@@ -93,15 +97,15 @@ func ReadAmpPolicies(budgets []int) ([]string, []pebble.FilterPolicy) {
 	return names, pols
 }
 
-// MeasureReadAmp builds, per policy, a Pebble database on an in-memory FS
+// measureReadAmp builds, per policy, a Pebble database on an in-memory FS
 // with a one-byte block cache, automatic compactions off and the policy on
 // all seven levels; writes RATables overlapping L0 tables (random keys, one
 // flush each); and counts what Gets read: absent keys, then present keys.
 // It then compacts everything into L6 and counts what SeekPrefixGE of
 // absent keys reads, with and without IterOptions.UseL6Filters.
-func MeasureReadAmp(c Config, pr *progress) (*ReadAmpResult, error) {
-	r := &ReadAmpResult{Tables: c.RATables, KeysPerTable: c.RAKeysPerTable, Gets: c.RAGets, ValueLen: 100}
-	names, pols := ReadAmpPolicies(c.RABudgets)
+func measureReadAmp(c Config, pr *progress.Printer) (*readAmpResult, error) {
+	r := &readAmpResult{Tables: c.RATables, KeysPerTable: c.RAKeysPerTable, Gets: c.RAGets, ValueLen: 100}
+	names, pols := readAmpPolicies(c.RABudgets)
 	for i, pol := range pols {
 		pr.Stage("readamp: %s: %d L0 tables of %d keys, %d Gets", names[i], c.RATables, c.RAKeysPerTable, c.RAGets)
 		row, err := readAmpOne(c, r.ValueLen, names[i], pol, pr)
@@ -117,18 +121,18 @@ func MeasureReadAmp(c Config, pr *progress) (*ReadAmpResult, error) {
 // whose block reads are counted, and the key sets it holds and misses.
 type readAmpDB struct {
 	c        Config
-	pr       *progress
+	pr       *progress.Printer
 	d        *pebble.DB
 	mem      vfs.FS
 	cfs      *pebbletest.CountingFS
-	layouts  map[string]map[int64]BlockKind // file base name -> block offset -> kind
+	layouts  map[string]map[int64]sstblock.Kind // file base name -> block offset -> kind
 	value    []byte
-	members  KeyGen
-	absent   KeyGen
+	members  keys.Gen
+	absent   keys.Gen
 	fillKeys int
 }
 
-func readAmpOne(c Config, valueLen int, name string, pol pebble.FilterPolicy, pr *progress) (row ReadAmpRow, err error) {
+func readAmpOne(c Config, valueLen int, name string, pol pebble.FilterPolicy, pr *progress.Printer) (row readAmpRow, err error) {
 	row.Policy = name
 	cache := pebble.NewCache(1)
 	defer cache.Unref()
@@ -148,7 +152,7 @@ func readAmpOne(c Config, valueLen int, name string, pol pebble.FilterPolicy, pr
 		return row, err
 	}
 	pr.Stage("readamp: %s: compacting into L6", name)
-	if err := db.d.Compact(context.Background(), []byte{0}, bytes.Repeat([]byte{0xff}, ShortKeyLen+1), false); err != nil {
+	if err := db.d.Compact(context.Background(), []byte{0}, bytes.Repeat([]byte{0xff}, keys.ShortLen+1), false); err != nil {
 		return row, err
 	}
 	return row, db.measureL6(&row)
@@ -156,12 +160,12 @@ func readAmpOne(c Config, valueLen int, name string, pol pebble.FilterPolicy, pr
 
 // openReadAmpDB opens a database on an in-memory FS with a one-byte block
 // cache, automatic compactions off and pol on all seven levels.
-func openReadAmpDB(c Config, valueLen int, pol pebble.FilterPolicy, cache *pebble.Cache, pr *progress) (*readAmpDB, error) {
+func openReadAmpDB(c Config, valueLen int, pol pebble.FilterPolicy, cache *pebble.Cache, pr *progress.Printer) (*readAmpDB, error) {
 	mem := vfs.NewMem()
 	db := &readAmpDB{c: c, pr: pr, mem: mem, cfs: pebbletest.NewCountingFS(mem),
 		value:   bytes.Repeat([]byte("v"), valueLen),
-		members: KeyGen{Seed: c.Seed*1000 + 41, Width: ShortKeyLen},
-		absent:  KeyGen{Seed: c.Seed*1000 + 42, Width: ShortKeyLen}}
+		members: keys.Gen{Seed: c.Seed*1000 + 41, Width: keys.ShortLen},
+		absent:  keys.Gen{Seed: c.Seed*1000 + 42, Width: keys.ShortLen}}
 	opts := &pebble.Options{
 		FS:                          db.cfs,
 		Cache:                       cache,
@@ -183,7 +187,7 @@ func openReadAmpDB(c Config, valueLen int, pol pebble.FilterPolicy, cache *pebbl
 
 // fill writes RATables overlapping L0 tables of random keys, one flush each.
 func (db *readAmpDB) fill() error {
-	key := make([]byte, ShortKeyLen)
+	key := make([]byte, keys.ShortLen)
 	for t := range db.c.RATables {
 		b := db.d.NewBatch()
 		for i := t * db.c.RAKeysPerTable; i < (t+1)*db.c.RAKeysPerTable; i++ {
@@ -210,7 +214,7 @@ func (db *readAmpDB) layout() (tables [7]int, filterPerKey [7]float64, err error
 	if err != nil {
 		return tables, filterPerKey, err
 	}
-	db.layouts = map[string]map[int64]BlockKind{}
+	db.layouts = map[string]map[int64]sstblock.Kind{}
 	var fsz, ents [7]uint64
 	for l, files := range levels {
 		for _, f := range files {
@@ -218,7 +222,7 @@ func (db *readAmpDB) layout() (tables [7]int, filterPerKey [7]float64, err error
 			fsz[l] += f.Properties.FilterSize
 			ents[l] += f.Properties.NumEntries
 			fn := fmt.Sprintf("%06d.sst", uint64(f.BackingSSTNum))
-			m, err := BlockKinds(db.mem, path.Join("db", fn), sstable.ReaderOptions{})
+			m, err := sstblock.Kinds(db.mem, path.Join("db", fn), sstable.ReaderOptions{})
 			if err != nil {
 				return tables, filterPerKey, err
 			}
@@ -233,10 +237,10 @@ func (db *readAmpDB) layout() (tables [7]int, filterPerKey [7]float64, err error
 
 // measure runs op n times after a warm-up and returns what one op read on
 // average, and its time.
-func (db *readAmpDB) measure(n int, op func(i int) error) (ReadAmpIO, error) {
+func (db *readAmpDB) measure(n int, op func(i int) error) (readAmpIO, error) {
 	for i := range min(n, 50) { // open the tables, warm the file cache
 		if err := op(i); err != nil {
-			return ReadAmpIO{}, err
+			return readAmpIO{}, err
 		}
 	}
 	m0 := db.d.Metrics().Filter
@@ -244,7 +248,7 @@ func (db *readAmpDB) measure(n int, op func(i int) error) (ReadAmpIO, error) {
 	start := time.Now()
 	for i := range n {
 		if err := op(i); err != nil {
-			return ReadAmpIO{}, err
+			return readAmpIO{}, err
 		}
 		if i%1024 == 0 {
 			db.pr.Tick("%d/%d", i, n)
@@ -254,14 +258,14 @@ func (db *readAmpDB) measure(n int, op func(i int) error) (ReadAmpIO, error) {
 	m1 := db.d.Metrics().Filter
 	reads, nbytes := blockCounts(db.cfs, db.layouts)
 	f := float64(n)
-	io := ReadAmpIO{
-		DataBlocks: float64(reads[BlockData]) / f, DataBytes: float64(nbytes[BlockData]) / f,
-		FilterBytes: float64(nbytes[BlockFilter]) / f, IndexBytes: float64(nbytes[BlockIndex]) / f,
-		OtherBytes: float64(nbytes[BlockOther]) / f,
+	io := readAmpIO{
+		DataBlocks: float64(reads[sstblock.Data]) / f, DataBytes: float64(nbytes[sstblock.Data]) / f,
+		FilterBytes: float64(nbytes[sstblock.Filter]) / f, IndexBytes: float64(nbytes[sstblock.Index]) / f,
+		OtherBytes: float64(nbytes[sstblock.Other]) / f,
 		FilterHits: float64(m1.Hits-m0.Hits) / f, FilterMiss: float64(m1.Misses-m0.Misses) / f,
 		Ns: float64(el.Nanoseconds()) / f,
 	}
-	for k := range NumBlockKinds {
+	for k := range sstblock.NumKinds {
 		io.TotalBytes += float64(nbytes[k]) / f
 		io.Reads += float64(reads[k]) / f
 	}
@@ -270,8 +274,8 @@ func (db *readAmpDB) measure(n int, op func(i int) error) (ReadAmpIO, error) {
 
 // get returns an op that Gets key idx(i) of g and checks the answer: found
 // with its value if want, not found otherwise.
-func (db *readAmpDB) get(g KeyGen, want bool, idx func(int) uint64) func(int) error {
-	k := make([]byte, ShortKeyLen)
+func (db *readAmpDB) get(g keys.Gen, want bool, idx func(int) uint64) func(int) error {
+	k := make([]byte, keys.ShortLen)
 	return func(i int) error {
 		g.Put(k, idx(i))
 		v, closer, err := db.d.Get(k)
@@ -298,7 +302,7 @@ func (db *readAmpDB) get(g KeyGen, want bool, idx func(int) uint64) func(int) er
 
 // measureL0 counts what Gets of absent keys, then of present keys read
 // through the overlapping L0 tables.
-func (db *readAmpDB) measureL0(row *ReadAmpRow) error {
+func (db *readAmpDB) measureL0(row *readAmpRow) error {
 	tables, fpk, err := db.layout()
 	if err != nil {
 		return err
@@ -317,7 +321,7 @@ func (db *readAmpDB) measureL0(row *ReadAmpRow) error {
 
 // measureL6 counts what SeekPrefixGE of absent keys reads once everything
 // is in L6, with IterOptions.UseL6Filters and without.
-func (db *readAmpDB) measureL6(row *ReadAmpRow) error {
+func (db *readAmpDB) measureL6(row *readAmpRow) error {
 	tables, fpk, err := db.layout()
 	if err != nil {
 		return err
@@ -328,7 +332,7 @@ func (db *readAmpDB) measureL6(row *ReadAmpRow) error {
 		if err != nil {
 			return err
 		}
-		k := make([]byte, ShortKeyLen)
+		k := make([]byte, keys.ShortLen)
 		io, err := db.measure(db.c.RAGets, func(i int) error {
 			db.absent.Put(k, uint64(i))
 			if it.SeekPrefixGE(k) {
@@ -352,8 +356,8 @@ func (db *readAmpDB) measureL6(row *ReadAmpRow) error {
 }
 
 // writeReadAmp writes section 5: what Gets read in L0 and seeks in L6.
-func (r *Report) writeReadAmp(w *markdown) {
-	if !w.section("5. Read amplification in a Pebble database", r.ReadAmp != nil) {
+func (r *report) writeReadAmp(w *markdown.Doc) {
+	if !w.Section("5. Read amplification in a Pebble database", r.ReadAmp != nil) {
 		return
 	}
 	ra := r.ReadAmp
@@ -366,7 +370,7 @@ func (r *Report) writeReadAmp(w *markdown) {
 		"cache makes Pebble re-read each time (a real cache keeps them). Filter hits/misses from db.Metrics().Filter.\n\n",
 		ra.Tables, ra.KeysPerTable, ra.ValueLen, ra.Gets, ra.Gets, ra.Gets)
 	var rows [][]string
-	bl, _ := ra.Row("bloom(10)")
+	bl, _ := ra.row("bloom(10)")
 	for _, x := range ra.Rows {
 		rows = append(rows, []string{x.Policy, fmt.Sprint(x.L0Tables), f2(x.L0FilterPerKey),
 			f2(x.AbsentGet.DataBlocks), fmt.Sprintf("%.0f", x.AbsentGet.DataBytes), fmt.Sprintf("%.0f", x.AbsentGet.FilterBytes),
@@ -376,7 +380,7 @@ func (r *Report) writeReadAmp(w *markdown) {
 			fmt.Sprintf("%.0f", x.PresentGet.Ns) + ratioStr(x.PresentGet.Ns, bl.PresentGet.Ns)})
 	}
 	w.WriteString("L0, db.Get:\n\n")
-	w.table([]string{"policy", "L0 tables", "filter B/key", "absent: data blocks", "data B", "filter B", "all B",
+	w.Table([]string{"policy", "L0 tables", "filter B/key", "absent: data blocks", "data B", "filter B", "all B",
 		"filter hits", "ns (vs bloom(10))", "present: data blocks", "data B", "ns (vs bloom(10))"}, rows)
 	rows = nil
 	for _, x := range ra.Rows {
@@ -385,25 +389,25 @@ func (r *Report) writeReadAmp(w *markdown) {
 			f2(x.L6AbsentNoFilter.DataBlocks), fmt.Sprintf("%.0f", x.L6AbsentNoFilter.TotalBytes), fmt.Sprintf("%.0f", x.L6AbsentNoFilter.Ns)})
 	}
 	w.WriteString("L6, SeekPrefixGE of absent keys:\n\n")
-	w.table([]string{"policy", "L6 tables", "filter B/key", "UseL6Filters: data blocks", "all B", "ns",
+	w.Table([]string{"policy", "L6 tables", "filter B/key", "UseL6Filters: data blocks", "all B", "ns",
 		"default: data blocks", "all B", "ns"}, rows)
 }
 
 // readAmpVerdicts sets each cuckoo budget beside bloom at the same budget
 // and beside no filter.
-func (r *Report) readAmpVerdicts() []string {
+func (r *report) readAmpVerdicts() []string {
 	ra := r.ReadAmp
 	if ra == nil {
 		return nil
 	}
 	var v []string
-	none, _ := ra.Row("none")
+	none, _ := ra.row("none")
 	for _, row := range ra.Rows {
 		if !strings.HasPrefix(row.Policy, "cuckoo(") {
 			continue
 		}
 		bname := "bloom(" + strings.TrimPrefix(row.Policy, "cuckoo(")
-		bl, ok := ra.Row(bname)
+		bl, ok := ra.row(bname)
 		if !ok {
 			continue
 		}

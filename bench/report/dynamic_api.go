@@ -1,4 +1,4 @@
-package bench
+package report
 
 // dynFilter is the part of *cuckoo.Filter that the experiments use; only
 // dynamic.go touches the cuckoo package's dynamic filter.
@@ -15,8 +15,8 @@ type dynFilter interface {
 	bits() float64
 }
 
-// DynConfig mirrors cuckoo.Config.
-type DynConfig struct {
+// dynConfig mirrors cuckoo.Config.
+type dynConfig struct {
 	FingerprintBits int
 	SemiSort        bool
 	MaxKicks        int

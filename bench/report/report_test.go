@@ -1,4 +1,4 @@
-package bench
+package report
 
 import (
 	"fmt"
@@ -9,13 +9,16 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/keys"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/progress"
 )
 
 // TestReportTiny runs every section of the report at a size of seconds so
 // the report keeps working.
 func TestReportTiny(t *testing.T) {
 	out := t.TempDir()
-	r, err := Run(Tiny(), out, nil, "go test ./bench -run TestReportTiny")
+	r, err := run(Tiny(), out, nil, "go test ./bench/report -run TestReportTiny")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,8 +40,8 @@ func TestReportTiny(t *testing.T) {
 	if r.Lookup != nil && len(r.Lookup.FalseNegatives) > 0 {
 		t.Errorf("false negatives: %v", r.Lookup.FalseNegatives)
 	}
-	if len(r.Targets()) != 6 {
-		t.Errorf("%d targets", len(r.Targets()))
+	if len(r.targets()) != 6 {
+		t.Errorf("%d targets", len(r.targets()))
 	}
 	c := Tiny()
 	checkFPRSizes(t, c, r.FPR)
@@ -59,7 +62,7 @@ func TestReportTiny(t *testing.T) {
 	}
 	verdicts := "\n- " + strings.Join(r.verdicts(), "\n- ")
 	for _, want := range []string{"- Key shape, B=10: over 3 sets", "- Dynamic filter against ",
-		"- Build near the load threshold, 16-byte keys: " + KindHighLoadBuild} {
+		"- Build near the load threshold, 16-byte keys: " + kindHighLoadBuild} {
 		if !strings.Contains(verdicts, want) {
 			t.Errorf("the verdicts lack %q:%s", want, verdicts)
 		}
@@ -68,24 +71,24 @@ func TestReportTiny(t *testing.T) {
 
 // checkFPRSizes checks the size sweep: a cuckoo and a bloom point per size,
 // in that order, each within its budget and with a plausible rate.
-func checkFPRSizes(t *testing.T, c Config, f *FPRResult) {
+func checkFPRSizes(t *testing.T, c Config, f *fprResult) {
 	t.Helper()
 	if got := f.BySize; len(got) != 2*len(c.FPRSizes) {
 		t.Errorf("%d points by size, want %d", len(got), 2*len(c.FPRSizes))
 	} else {
 		for i, p := range got {
-			series := []string{SeriesCuckoo, SeriesPebbleBloom}[i%2]
+			series := []string{seriesCuckoo, seriesPebbleBloom}[i%2]
 			if p.Series != series || p.X != c.FPRSizes[i/2] || p.Queries != f.SizeQueries ||
 				p.BitsPerKey > float64(c.FPRSizeBits)+1 || p.FPR <= 0 || p.FPR > 0.1 {
 				t.Errorf("point %d: %+v", i, p)
 			}
 		}
 	}
-	if pairs := f.SizePairs(); len(pairs) != len(c.FPRSizes) {
+	if pairs := f.sizePairs(); len(pairs) != len(c.FPRSizes) {
 		t.Errorf("%d size pairs, want %d", len(pairs), len(c.FPRSizes))
 	} else {
 		for i, p := range pairs {
-			if p[0].Series != SeriesCuckoo || p[1].Series != SeriesPebbleBloom || p[0].X != c.FPRSizes[i] || p[1].X != c.FPRSizes[i] {
+			if p[0].Series != seriesCuckoo || p[1].Series != seriesPebbleBloom || p[0].X != c.FPRSizes[i] || p[1].X != c.FPRSizes[i] {
 				t.Errorf("size pair %d: %s at %d, %s at %d", i, p[0].Series, p[0].X, p[1].Series, p[1].X)
 			}
 		}
@@ -94,16 +97,16 @@ func checkFPRSizes(t *testing.T, c Config, f *FPRResult) {
 
 // checkFPRShapes checks the key-shape table: a cuckoo and a bloom point per
 // shape and budget, over the same keys and queries, within the budget.
-func checkFPRShapes(t *testing.T, c Config, f *FPRResult) {
+func checkFPRShapes(t *testing.T, c Config, f *fprResult) {
 	t.Helper()
 	nb, nk := len(c.FPRShapeBits), len(c.FPRShapeKeys)
-	if pairs := f.ShapePairs(); len(pairs) != len(KeyShapes)*nk*nb {
-		t.Errorf("%d shape pairs, want %d", len(pairs), len(KeyShapes)*nk*nb)
+	if pairs := f.shapePairs(); len(pairs) != len(keys.Shapes)*nk*nb {
+		t.Errorf("%d shape pairs, want %d", len(pairs), len(keys.Shapes)*nk*nb)
 	} else {
 		for i, p := range pairs {
-			shape, n, bb := KeyShapes[i/(nk*nb)].Format, c.FPRShapeKeys[i/nb%nk], c.FPRShapeBits[i%nb]
+			shape, n, bb := keys.Shapes[i/(nk*nb)].Format, c.FPRShapeKeys[i/nb%nk], c.FPRShapeBits[i%nb]
 			for j, x := range p {
-				if x.Series != []string{SeriesCuckoo, SeriesPebbleBloom}[j] || x.Param != shape || x.X != bb || x.Keys != n ||
+				if x.Series != []string{seriesCuckoo, seriesPebbleBloom}[j] || x.Param != shape || x.X != bb || x.Keys != n ||
 					x.Queries != f.ShapeQueries || x.BitsPerKey > float64(bb)+1 || x.FPR > 0.1 {
 					t.Errorf("shape pair %d, point %d: %+v", i, j, x)
 				}
@@ -114,11 +117,11 @@ func checkFPRShapes(t *testing.T, c Config, f *FPRResult) {
 
 // checkBuilds checks that every cuckoo build has a bloom build of its key
 // length to be set against.
-func checkBuilds(t *testing.T, bd *BuildResult) {
+func checkBuilds(t *testing.T, bd *buildResult) {
 	t.Helper()
 	for _, p := range bd.Points {
 		base := buildBase(p.Kind)
-		if _, ok := bd.Get(base, p.KeyLen); ok == strings.HasPrefix(p.Kind, "pebble bloom") {
+		if _, ok := bd.get(base, p.KeyLen); ok == strings.HasPrefix(p.Kind, "pebble bloom") {
 			t.Errorf("build %q, %d-byte keys: base %q found %v", p.Kind, p.KeyLen, base, ok)
 		}
 	}
@@ -128,16 +131,16 @@ func checkBuilds(t *testing.T, bd *BuildResult) {
 // setup implies: without a filter an absent Get reads about a data block in
 // each overlapping table and a seek in L6 one block; a filter is read, and
 // spares most of those blocks; a present Get reads at least its own block.
-func checkReadAmp(t *testing.T, c Config, ra *ReadAmpResult) {
+func checkReadAmp(t *testing.T, c Config, ra *readAmpResult) {
 	t.Helper()
 	if ra == nil {
 		t.Fatal("no read-amplification result")
 	}
-	names, _ := ReadAmpPolicies(c.RABudgets)
+	names, _ := readAmpPolicies(c.RABudgets)
 	if len(ra.Rows) != len(names) {
 		t.Fatalf("%d read-amplification rows, want %d", len(ra.Rows), len(names))
 	}
-	none, ok := ra.Row("none")
+	none, ok := ra.row("none")
 	if !ok {
 		t.Fatal("no row without a filter")
 	}
@@ -172,7 +175,7 @@ func checkReadAmp(t *testing.T, c Config, ra *ReadAmpResult) {
 // TestPeerSpeed checks the verdict lines that set the dynamic filter beside
 // each Go library of its fingerprint size.
 func TestPeerSpeed(t *testing.T) {
-	rows := []PeerRow{
+	rows := []peerRow{
 		{Name: "a/lib", FingerprintBits: "8", InsertNs: 50, LookupNegNs: 20, LookupPosNs: 40},
 		{Name: "ours cuckoo.Filter", FingerprintBits: "8", InsertNs: 100, LookupNegNs: 10, LookupPosNs: 40},
 		{Name: "b/lib", FingerprintBits: "12", InsertNs: 50, LookupNegNs: 20, LookupPosNs: 40},                 // no row of ours
@@ -186,28 +189,6 @@ func TestPeerSpeed(t *testing.T) {
 	}
 }
 
-// TestKeyShapes checks that every shape gives distinct keys of the common
-// width, and that a format of another width is an error.
-func TestKeyShapes(t *testing.T) {
-	for _, s := range KeyShapes {
-		ks, err := s.Set(1000, 500)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen := map[string]bool{}
-		for i := range ks.Len() {
-			k := string(ks.At(i))
-			if len(k) != ShortKeyLen || seen[k] || k != fmt.Sprintf(s.Format, 1000+i) {
-				t.Fatalf("%s: key %d is %q", s.Name, i, k)
-			}
-			seen[k] = true
-		}
-	}
-	if _, err := (KeyShape{Format: "k%d"}).Set(0, 10); err == nil {
-		t.Error("a format of another width gave no error")
-	}
-}
-
 // TestCuckooBloomNoFalseNegatives fills Mun-Lim filters far past any
 // sensible load (wildcards appear) and checks every member is found, and
 // that the FPR of a roomy filter is far below 1.
@@ -217,8 +198,8 @@ func TestCuckooBloomNoFalseNegatives(t *testing.T) {
 		f, k       int
 	}{{5, 2, 1}, {5, 4, 1}, {5, 3, 2}, {2, 4, 3}, {12, 8, 2}, {30, 16, 1}, {24, 8, 1}, {40, 8, 2}} {
 		const n = 20000
-		g := KeyGen{Seed: uint64(tc.f*100 + tc.k), Width: ShortKeyLen}
-		cb, err := NewCuckooBloom(tc.bitsPerKey*n, tc.f, tc.k)
+		g := keys.Gen{Seed: uint64(tc.f*100 + tc.k), Width: keys.ShortLen}
+		cb, err := newCuckooBloom(tc.bitsPerKey*n, tc.f, tc.k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +211,7 @@ func TestCuckooBloomNoFalseNegatives(t *testing.T) {
 		})
 		if tc.bitsPerKey >= 24 { // loads below 1/2: few wildcards
 			fp := 0
-			KeyGen{Seed: 99, Width: ShortKeyLen}.First(n).Each(func(k []byte) {
+			keys.Gen{Seed: 99, Width: keys.ShortLen}.First(n).Each(func(k []byte) {
 				if cb.Contains(k) {
 					fp++
 				}
@@ -240,7 +221,7 @@ func TestCuckooBloomNoFalseNegatives(t *testing.T) {
 			}
 		}
 	}
-	if _, err := NewCuckooBloom(100, 1, 1); err == nil {
+	if _, err := newCuckooBloom(100, 1, 1); err == nil {
 		t.Error("f=1 accepted")
 	}
 }
@@ -248,29 +229,11 @@ func TestCuckooBloomNoFalseNegatives(t *testing.T) {
 // TestSimulateLoadPaper checks the simulation against the paper's Table 2 at
 // a small size, where loads are a little lower than at 2^25 buckets.
 func TestSimulateLoadPaper(t *testing.T) {
-	if got := SimulateLoad(14, 12, 500, 1, nil); got < 0.93 || got > 0.99 {
+	if got := simulateLoad(14, 12, 500, 1, nil); got < 0.93 || got > 0.99 {
 		t.Errorf("f=12: load %.4f, want about 0.958", got)
 	}
-	if got := SimulateLoad(14, 2, 500, 1, nil); got > 0.4 {
+	if got := simulateLoad(14, 2, 500, 1, nil); got > 0.4 {
 		t.Errorf("f=2: load %.4f, want about 0.18", got)
-	}
-}
-
-func TestKeys(t *testing.T) {
-	g := KeyGen{Seed: 5, Width: LongKeyLen}
-	s := g.Set(3, 10)
-	if s.Len() != 10 || string(s.At(2)) != string(g.Key(5)) {
-		t.Fatal("Set and Key disagree")
-	}
-	if !strings.HasPrefix(string(g.Key(0)), string(longPrefix)) {
-		t.Error("long keys lack the prefix")
-	}
-	q, pos := Mixed(KeyGen{Seed: 1, Width: 16}, 100, KeyGen{Seed: 2, Width: 16}, 1000, 0.25, 3)
-	if q.Len() != 1000 || pos != 250 {
-		t.Fatalf("Mixed: %d queries, %d positive", q.Len(), pos)
-	}
-	if math.Abs(IdealBloomFPR(10)-0.0082) > 0.0002 {
-		t.Errorf("ideal bloom at 10 bits: %v", IdealBloomFPR(10))
 	}
 }
 
@@ -281,10 +244,10 @@ func TestMeasureLoadWorkers(t *testing.T) {
 	c := Tiny()
 	c.LoadRuns, c.LoadStaticRuns = 3, 2
 	c.LoadFingerprints = []int{3, 6, 12}
-	var got [2]*LoadResult
+	var got [2]*loadResult
 	for i, w := range []int{1, 3} {
 		c.LoadWorkers = w
-		r, err := MeasureLoad(c, newProgress(io.Discard))
+		r, err := measureLoad(c, progress.New(io.Discard))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -315,7 +278,7 @@ func TestMeasureLoadWorkers(t *testing.T) {
 	// The cell of f=6, run 2 is the same whether or not f=3 and f=12 are
 	// measured beside it.
 	c.LoadFingerprints, c.LoadWorkers = []int{6}, 2
-	alone, err := MeasureLoad(c, nil)
+	alone, err := measureLoad(c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +287,7 @@ func TestMeasureLoadWorkers(t *testing.T) {
 	}
 	for _, fs := range [][]int{{1}, {17}, {6, 6}, {8, 4}} {
 		c.LoadFingerprints = fs
-		if _, err := MeasureLoad(c, nil); err == nil {
+		if _, err := measureLoad(c, nil); err == nil {
 			t.Errorf("sizes %v accepted", fs)
 		}
 	}
@@ -336,11 +299,11 @@ func TestFuseSpaceVerdict(t *testing.T) {
 	// Cuckoo at 2% for 8 bits per key and 0.2% for 12: it needs
 	// 8 + 4*log(0.02/eps)/log(10) bits per key for a rate eps.
 	need := func(eps float64) float64 { return 8 + 4*math.Log(0.02/eps)/math.Log(10) }
-	r := &Report{Config: Tiny(), FPR: &FPRResult{Points: []FPRPoint{
-		{Series: SeriesCuckoo, X: 8, BitsPerKey: 8, FPR: 0.02, Hits: 200, Queries: 10000},
-		{Series: SeriesCuckoo, X: 12, BitsPerKey: 12, FPR: 0.002, Hits: 20, Queries: 10000},
-		{Series: SeriesFuse8, X: 8, BitsPerKey: 8.5, FPR: 0.0039, Hits: 39, Queries: 10000},
-		{Series: SeriesFuse16, X: 16, BitsPerKey: 13, FPR: 0.0039, Hits: 39, Queries: 10000},
+	r := &report{Config: Tiny(), FPR: &fprResult{Points: []fprPoint{
+		{Series: seriesCuckoo, X: 8, BitsPerKey: 8, FPR: 0.02, Hits: 200, Queries: 10000},
+		{Series: seriesCuckoo, X: 12, BitsPerKey: 12, FPR: 0.002, Hits: 20, Queries: 10000},
+		{Series: seriesFuse8, X: 8, BitsPerKey: 8.5, FPR: 0.0039, Hits: 39, Queries: 10000},
+		{Series: seriesFuse16, X: 16, BitsPerKey: 13, FPR: 0.0039, Hits: 39, Queries: 10000},
 	}}}
 	n := need(0.0039)
 	want := []string{

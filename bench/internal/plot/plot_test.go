@@ -1,4 +1,4 @@
-package bench
+package plot
 
 import (
 	"image/png"

@@ -1,4 +1,4 @@
-package bench
+package report
 
 import (
 	"fmt"
@@ -10,16 +10,21 @@ import (
 	linvon "github.com/linvon/cuckoo-filter"
 	panmari "github.com/panmari/cuckoofilter"
 	seiflotfy "github.com/seiflotfy/cuckoofilter"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/filters"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/keys"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/markdown"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/progress"
 )
 
-// MunLimTable1 is the false-positive rate Mun and Lim report (Table I) for
+// munLimTable1 is the false-positive rate Mun and Lim report (Table I) for
 // their Cuckoo Bloom filter and a standard bloom filter at equal memory,
 // |U| = 3|S|, by log2|S|.
-var MunLimTable1 = map[int][2]float64{13: {0.080, 0.091}, 15: {0.083, 0.093}, 17: {0.082, 0.092}}
+var munLimTable1 = map[int][2]float64{13: {0.080, 0.091}, 15: {0.083, 0.093}, 17: {0.082, 0.092}}
 
-// CBFRow is the Cuckoo Bloom filter against a standard bloom filter at equal
+// cbfRow is the Cuckoo Bloom filter against a standard bloom filter at equal
 // memory for one set size.
-type CBFRow struct {
+type cbfRow struct {
 	LogS        int
 	BitsPerItem float64
 	F, K        int     // the CBF configuration with the lowest FPR
@@ -27,40 +32,40 @@ type CBFRow struct {
 	Bloom       float64 // standard bloom filter, k = round(bits ln 2)
 	BloomTheory float64
 	Wildcards   float64 // cells turned wildcard, share of cells
-	Sweep       []CBFConfig
+	Sweep       []cbfConfig
 	FalseNeg    int
 }
 
-// CBFConfig is one (f, k) of the sweep.
-type CBFConfig struct {
+// cbfConfig is one (f, k) of the sweep.
+type cbfConfig struct {
 	F, K int
 	FPR  float64
 }
 
-// MeasureCBF runs the Mun-Lim comparison: |S| members, 2|S| non-members
+// measureCBF runs the Mun-Lim comparison: |S| members, 2|S| non-members
 // (|U| = 3|S|), the CBF and a standard bloom filter at CBFBitsPerItem bits
 // per member. The CBF's cell width f and positions k are not given in the
 // description; every (f, k) with f = 2..8, k = 1..3 runs and the best is
 // reported beside the sweep. The sweep runs at the first size; the
 // others run its best configuration.
-func MeasureCBF(c Config, pr *progress) ([]CBFRow, error) {
-	var rows []CBFRow
+func measureCBF(c Config, pr *progress.Printer) ([]cbfRow, error) {
+	var rows []cbfRow
 	var bestF, bestK int
 	for _, logS := range c.CBFLogSizes {
 		n := 1 << logS
 		pr.Stage("peers: Cuckoo Bloom filter, |S| = 2^%d", logS)
-		row := CBFRow{LogS: logS, BitsPerItem: c.CBFBitsPerItem}
+		row := cbfRow{LogS: logS, BitsPerItem: c.CBFBitsPerItem}
 		total := c.CBFBitsPerItem * float64(n)
 		kb := max(1, int(math.Round(c.CBFBitsPerItem*math.Ln2)))
 		row.BloomTheory = math.Pow(1-math.Exp(-float64(kb)*float64(n)/total), float64(kb))
 		var wild float64
 		best := math.Inf(1)
-		configs := []CBFConfig{{F: bestF, K: bestK}}
+		configs := []cbfConfig{{F: bestF, K: bestK}}
 		if len(rows) == 0 { // sweep at the first size, keep its best
 			configs = nil
 			for f := 2; f <= 8; f++ {
 				for k := 1; k <= 3; k++ {
-					configs = append(configs, CBFConfig{F: f, K: k})
+					configs = append(configs, cbfConfig{F: f, K: k})
 				}
 			}
 		}
@@ -69,9 +74,9 @@ func MeasureCBF(c Config, pr *progress) ([]CBFRow, error) {
 			var fpr, w float64
 			for run := range c.CBFRuns {
 				seed := c.Seed*7919 + uint64(logS*100+run)
-				members := KeyGen{Seed: seed, Width: ShortKeyLen}
-				absent := KeyGen{Seed: seed + 1<<40, Width: ShortKeyLen}
-				cb, err := NewCuckooBloom(total, f, k)
+				members := keys.Gen{Seed: seed, Width: keys.ShortLen}
+				absent := keys.Gen{Seed: seed + 1<<40, Width: keys.ShortLen}
+				cb, err := newCuckooBloom(total, f, k)
 				if err != nil {
 					return nil, err
 				}
@@ -88,10 +93,10 @@ func MeasureCBF(c Config, pr *progress) ([]CBFRow, error) {
 					}
 				})
 				fpr += float64(fp) / float64(2*n)
-				w += float64(cb.Wildcards) / float64(cb.m)
+				w += float64(cb.wildcards) / float64(cb.m)
 			}
 			fpr /= float64(c.CBFRuns)
-			row.Sweep = append(row.Sweep, CBFConfig{F: f, K: k, FPR: fpr})
+			row.Sweep = append(row.Sweep, cbfConfig{F: f, K: k, FPR: fpr})
 			if fpr < best {
 				best, row.F, row.K, row.CBF = fpr, f, k, fpr
 				wild = w / float64(c.CBFRuns)
@@ -101,8 +106,8 @@ func MeasureCBF(c Config, pr *progress) ([]CBFRow, error) {
 		bestF, bestK = row.F, row.K
 		for run := range c.CBFRuns {
 			seed := c.Seed*7919 + uint64(logS*100+run)
-			members := KeyGen{Seed: seed, Width: ShortKeyLen}
-			absent := KeyGen{Seed: seed + 1<<40, Width: ShortKeyLen}
+			members := keys.Gen{Seed: seed, Width: keys.ShortLen}
+			absent := keys.Gen{Seed: seed + 1<<40, Width: keys.ShortLen}
 			b := bloom.New(uint(total), uint(kb))
 			members.First(n).Each(func(k []byte) { b.Add(k) })
 			fp := 0
@@ -118,8 +123,8 @@ func MeasureCBF(c Config, pr *progress) ([]CBFRow, error) {
 	return rows, nil
 }
 
-// PeerRow is one cuckoo filter implementation filled to its capacity.
-type PeerRow struct {
+// peerRow is one cuckoo filter implementation filled to its capacity.
+type peerRow struct {
 	Name            string
 	FingerprintBits string
 	Capacity        int     // keys asked for
@@ -182,7 +187,7 @@ func (p dynPeer) bits() float64          { return p.d.bits() }
 func peerKinds() []peerKind {
 	dyn := func(f int, semi bool) func(int) (peerFilter, error) {
 		return func(n int) (peerFilter, error) {
-			d, err := newDynamic(n, DynConfig{FingerprintBits: f, SemiSort: semi})
+			d, err := newDynamic(n, dynConfig{FingerprintBits: f, SemiSort: semi})
 			if err != nil {
 				return nil, err
 			}
@@ -209,22 +214,22 @@ func peerKinds() []peerKind {
 	}
 }
 
-// MeasurePeers fills each implementation to its capacity and then tries
+// measurePeers fills each implementation to its capacity and then tries
 // PeerOver*capacity more inserts. The
 // capacity is 95% of PeerKeys, so the libraries that round the table to a
 // power of two get PeerKeys/4 buckets and a 95% load; ours sizes its own
 // table for the capacity. Lost keys are keys whose insert returned success
 // and that a lookup then misses: false negatives.
-func MeasurePeers(c Config, pr *progress) ([]PeerRow, error) {
+func measurePeers(c Config, pr *progress.Printer) ([]peerRow, error) {
 	n := int(0.95 * float64(c.PeerKeys))
-	members := KeyGen{Seed: c.Seed*1000 + 51, Width: ShortKeyLen}
-	absent := KeyGen{Seed: c.Seed*1000 + 52, Width: ShortKeyLen}
+	members := keys.Gen{Seed: c.Seed*1000 + 51, Width: keys.ShortLen}
+	absent := keys.Gen{Seed: c.Seed*1000 + 52, Width: keys.ShortLen}
 	negQ := absent.Set(0, min(c.PeerQueries, 1<<20))
 	posQ := members.Set(0, min(n, 1<<20))
-	var rows []PeerRow
+	var rows []peerRow
 	for _, pk := range peerKinds() {
 		pr.Stage("peers: %s (%s-bit), capacity %d", pk.name, pk.fbits, n)
-		row := PeerRow{Name: pk.name, FingerprintBits: pk.fbits, Capacity: n}
+		row := peerRow{Name: pk.name, FingerprintBits: pk.fbits, Capacity: n}
 		f, err := pk.new(n)
 		if err != nil {
 			row.Note = err.Error()
@@ -233,7 +238,7 @@ func MeasurePeers(c Config, pr *progress) ([]PeerRow, error) {
 		}
 		over := max(1, int(c.PeerOver*float64(n)))
 		ok := make([]bool, n+over)
-		buf := make([]byte, ShortKeyLen)
+		buf := make([]byte, keys.ShortLen)
 		start := time.Now()
 		for i := range n {
 			members.Put(buf, uint64(i))
@@ -262,13 +267,13 @@ func MeasurePeers(c Config, pr *progress) ([]PeerRow, error) {
 			// slots = bits / fingerprint bits
 			row.LoadAtCap = float64(stored) / (b / fbitsPerSlot(pk.fbits, pk.name))
 		}
-		hits := CountStream(filterFunc(f.contains), absent, c.PeerQueries)
+		hits := filters.CountStream(filterFunc(f.contains), absent, c.PeerQueries)
 		row.FPR = float64(hits) / float64(c.PeerQueries)
 		ff := filterFunc(f.contains)
 		row.LookupNegNs, row.LookupPosNs = math.Inf(1), math.Inf(1)
 		for range 3 {
-			neg, _ := TimeCount(ff, negQ, c.LookupMinTime)
-			pos, _ := TimeCount(ff, posQ, c.LookupMinTime)
+			neg, _ := timeCount(ff, negQ, c.LookupMinTime)
+			pos, _ := timeCount(ff, posQ, c.LookupMinTime)
 			row.LookupNegNs, row.LookupPosNs = math.Min(row.LookupNegNs, neg), math.Min(row.LookupPosNs, pos)
 		}
 
@@ -303,7 +308,7 @@ func fbitsPerSlot(fbits, name string) float64 {
 type filterFunc func([]byte) bool
 
 func (f filterFunc) Contains(k []byte) bool { return f(k) }
-func (f filterFunc) Count(q *KeySet) int {
+func (f filterFunc) Count(q *keys.Set) int {
 	c := 0
 	for i := range q.Len() {
 		if f(q.At(i)) {
@@ -316,8 +321,8 @@ func (f filterFunc) Bytes() int { return 0 }
 
 // writePeers writes section 6: the Cuckoo Bloom filter against a standard
 // bloom filter, and the Go cuckoo-filter libraries against ours.
-func (r *Report) writePeers(w *markdown) {
-	if !w.section("6. Seed systems and peers", r.CBF != nil || r.Peers != nil) {
+func (r *report) writePeers(w *markdown.Doc) {
+	if !w.Section("6. Seed systems and peers", r.CBF != nil || r.Peers != nil) {
 		return
 	}
 	if len(r.CBF) > 0 {
@@ -328,8 +333,8 @@ func (r *Report) writePeers(w *markdown) {
 	}
 }
 
-func (r *Report) writeCBF(w *markdown) {
-	fmt.Fprintf(w, "**Cuckoo Bloom filter (Mun and Lim)**, implemented in bench/cbf.go from its description "+
+func (r *report) writeCBF(w *markdown.Doc) {
+	fmt.Fprintf(w, "**Cuckoo Bloom filter (Mun and Lim)**, implemented in bench/report/cbf.go from its description "+
 		"(see the doc comment there for the choices it leaves open). |S| members, |U| = 3|S|: FPR over the "+
 		"2|S| non-members, mean of %d runs, at %.1f bits per member for both filters; the standard bloom "+
 		"filter uses k = round(bits·ln 2). The CBF's cell width f and positions k are not given in its description: "+
@@ -338,14 +343,14 @@ func (r *Report) writeCBF(w *markdown) {
 	var rows [][]string
 	for _, x := range r.CBF {
 		paper := ""
-		if p, ok := MunLimTable1[x.LogS]; ok {
+		if p, ok := munLimTable1[x.LogS]; ok {
 			paper = fmt.Sprintf("%.3f / %.3f", p[0], p[1])
 		}
 		rows = append(rows, []string{fmt.Sprintf("2^%d", x.LogS), fmt.Sprintf("f=%d k=%d", x.F, x.K),
 			fmt.Sprintf("%.4f", x.CBF), fmt.Sprintf("%.4f", x.Bloom), fmt.Sprintf("%.4f", x.BloomTheory),
 			pct(x.Wildcards), fmt.Sprint(x.FalseNeg), paper})
 	}
-	w.table([]string{"|S|", "CBF config", "CBF FPR", "bloom FPR", "bloom theory", "wildcard cells", "false negatives", "paper CBF / bloom"}, rows)
+	w.Table([]string{"|S|", "CBF config", "CBF FPR", "bloom FPR", "bloom theory", "wildcard cells", "false negatives", "paper CBF / bloom"}, rows)
 	for _, row := range r.CBF {
 		if len(row.Sweep) < 2 {
 			continue
@@ -358,7 +363,7 @@ func (r *Report) writeCBF(w *markdown) {
 	}
 }
 
-func (r *Report) writePeerTable(w *markdown) {
+func (r *report) writePeerTable(w *markdown.Doc) {
 	fmt.Fprintf(w, "**Go cuckoo-filter libraries against cuckoo.Filter**, grouped by fingerprint size (equal "+
 		"memory per slot). Capacity %d keys (95%% of a power of two, so the power-of-two libraries run at 95%% "+
 		"load); then %d more inserts past capacity. *lost* counts keys whose insert reported success and that "+
@@ -375,13 +380,13 @@ func (r *Report) writePeerTable(w *markdown) {
 			fmt.Sprintf("%d / %d", p.FailedAtCap, p.LostAtCap), fmt.Sprintf("%d / %d", p.FailedOver, p.LostOver),
 			f1(p.OverInsertNs)})
 	}
-	w.table([]string{"implementation", "f", "bits/item", "load", "FPR", "insert ns", "lookup ns (absent)",
+	w.Table([]string{"implementation", "f", "bits/item", "load", "FPR", "insert ns", "lookup ns (absent)",
 		"lookup ns (present)", "at capacity: failed / lost", "past capacity: failed / lost", "insert ns past capacity"}, rows)
 }
 
 // peerVerdicts: the libraries that lose keys, the dynamic filter's speed
 // beside each, and the Cuckoo Bloom filter against a standard bloom filter.
-func (r *Report) peerVerdicts() []string {
+func (r *report) peerVerdicts() []string {
 	var v []string
 	for _, p := range r.Peers {
 		if p.Note != "" {
@@ -398,7 +403,7 @@ func (r *Report) peerVerdicts() []string {
 			w = "not below"
 		}
 		paper := ""
-		if p, ok := MunLimTable1[row.LogS]; ok {
+		if p, ok := munLimTable1[row.LogS]; ok {
 			paper = fmt.Sprintf(" (paper: %.3f vs %.3f)", p[0], p[1])
 		}
 		v = append(v, fmt.Sprintf("Cuckoo Bloom filter at |S| = 2^%d, %.1f bits/member: FPR %.4f, %s the standard bloom filter's %.4f%s.",
@@ -409,7 +414,7 @@ func (r *Report) peerVerdicts() []string {
 
 // peerSpeed sets the dynamic filter's insert and lookup times beside each Go
 // library's at the same fingerprint size, as ratios (above 1: ours slower).
-func peerSpeed(rows []PeerRow) []string {
+func peerSpeed(rows []peerRow) []string {
 	var v []string
 	for _, p := range rows {
 		if p.Note != "" || strings.HasPrefix(p.Name, "ours") || p.InsertNs <= 0 || p.LookupNegNs <= 0 || p.LookupPosNs <= 0 {

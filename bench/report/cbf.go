@@ -1,13 +1,14 @@
-package bench
+package report
 
 import (
 	"fmt"
 	"math/bits"
 
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/keys"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/cuckoo"
 )
 
-// CuckooBloom is the Cuckoo Bloom filter of Mun and Lim, written here from
+// cuckooBloom is the Cuckoo Bloom filter of Mun and Lim, written here from
 // its description: a bloom-like array of M cells that hold f-bit
 // fingerprints instead of bits. A key x has a fingerprint fp_x and k primary
 // cells h_p1(x)..h_pk(x); each primary cell h_pi has a secondary cell
@@ -30,18 +31,18 @@ import (
 //     M*f bits, the packed size.
 //
 // Not safe for concurrent use.
-type CuckooBloom struct {
+type cuckooBloom struct {
 	cells     []uint16
 	m         uint64
 	f, k      int
 	wild      uint16
 	maxKicks  int
-	Wildcards int // cells turned into wildcards
+	wildcards int // cells turned into wildcards
 }
 
-// NewCuckooBloom returns a filter of about totalBits bits of f-bit cells
+// newCuckooBloom returns a filter of about totalBits bits of f-bit cells
 // (f in 2..16) with k positions per key.
-func NewCuckooBloom(totalBits float64, f, k int) (*CuckooBloom, error) {
+func newCuckooBloom(totalBits float64, f, k int) (*cuckooBloom, error) {
 	if f < 2 || f > 16 || k < 1 || k > 16 {
 		return nil, fmt.Errorf("cuckoo bloom: bad f=%d k=%d", f, k)
 	}
@@ -49,34 +50,34 @@ func NewCuckooBloom(totalBits float64, f, k int) (*CuckooBloom, error) {
 	if m < 2 {
 		m = 2
 	}
-	return &CuckooBloom{cells: make([]uint16, m), m: m, f: f, k: k,
+	return &cuckooBloom{cells: make([]uint16, m), m: m, f: f, k: k,
 		wild: uint16(1)<<f - 1, maxKicks: 500}, nil
 }
 
 // Bits returns the filter's size in bits (M cells of f bits).
-func (c *CuckooBloom) Bits() int { return int(c.m) * c.f }
+func (c *cuckooBloom) Bits() int { return int(c.m) * c.f }
 
 func reduce(h, n uint64) uint64 { hi, _ := bits.Mul64(h, n); return hi }
 
 // fp maps a key hash to [1, 2^f - 2].
-func (c *CuckooBloom) fp(h uint64) uint16 {
-	return uint16(1 + reduce(mix64(h^0x2545f4914f6cdd1d), uint64(c.wild)-1))
+func (c *cuckooBloom) fp(h uint64) uint16 {
+	return uint16(1 + reduce(keys.Mix64(h^0x2545f4914f6cdd1d), uint64(c.wild)-1))
 }
 
 // other returns the other cell of p for fingerprint fp.
-func (c *CuckooBloom) other(p uint64, fp uint16) uint64 {
-	r := 2*reduce(mix64(uint64(fp)*0x9e3779b97f4a7c15), c.m/2) + 1
+func (c *cuckooBloom) other(p uint64, fp uint16) uint64 {
+	r := 2*reduce(keys.Mix64(uint64(fp)*0x9e3779b97f4a7c15), c.m/2) + 1
 	return (r + c.m - p) % c.m
 }
 
 // primary returns the i-th primary cell of a key hash (double hashing).
-func (c *CuckooBloom) primary(h uint64, i int) uint64 {
-	h2 := mix64(h) | 1
+func (c *cuckooBloom) primary(h uint64, i int) uint64 {
+	h2 := keys.Mix64(h) | 1
 	return reduce(h+uint64(i)*h2, c.m)
 }
 
 // Add inserts a key.
-func (c *CuckooBloom) Add(key []byte) {
+func (c *cuckooBloom) Add(key []byte) {
 	h := cuckoo.Hash(key)
 	fp := c.fp(h)
 	for i := range c.k {
@@ -88,7 +89,7 @@ func (c *CuckooBloom) Add(key []byte) {
 
 // covered reports whether primary cell p or its secondary already answers
 // for fp.
-func (c *CuckooBloom) covered(p uint64, fp uint16) bool {
+func (c *cuckooBloom) covered(p uint64, fp uint16) bool {
 	if v := c.cells[p]; v == fp || v == c.wild {
 		return true
 	}
@@ -97,7 +98,7 @@ func (c *CuckooBloom) covered(p uint64, fp uint16) bool {
 }
 
 // place puts fp into cell p, relocating occupants along their other cells.
-func (c *CuckooBloom) place(p uint64, fp uint16) {
+func (c *cuckooBloom) place(p uint64, fp uint16) {
 	cur := fp
 	for range c.maxKicks {
 		switch v := c.cells[p]; {
@@ -114,11 +115,11 @@ func (c *CuckooBloom) place(p uint64, fp uint16) {
 	// cur is homeless and p is one of its cells: make p match everything, so
 	// neither cur nor p's occupant is lost.
 	c.cells[p] = c.wild
-	c.Wildcards++
+	c.wildcards++
 }
 
 // Contains reports whether key may be in the set.
-func (c *CuckooBloom) Contains(key []byte) bool {
+func (c *cuckooBloom) Contains(key []byte) bool {
 	h := cuckoo.Hash(key)
 	fp := c.fp(h)
 	for i := range c.k {

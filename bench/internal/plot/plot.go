@@ -1,4 +1,9 @@
-package bench
+// Package plot draws the benchmarks' PNG figures in one style: a palette of
+// twelve distinct colours, a marker shape per curve, a grid, and a legend in
+// the corner the caller picks. It wraps gonum.org/v1/plot so that the
+// report and the workload tool draw alike; points an axis cannot show (NaN,
+// infinities, zeros on a log axis) are left out instead of failing the plot.
+package plot
 
 import (
 	"image/color"
@@ -6,19 +11,19 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"gonum.org/v1/plot"
+	gonum "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 )
 
-// curve is one plotted series.
-type curve struct {
-	name   string
-	xy     plotter.XYs
-	points bool // markers only, no line
-	dashed bool
-	gray   bool
+// Curve is one plotted series: a line with markers by default.
+type Curve struct {
+	Name   string
+	XY     plotter.XYs
+	Points bool // markers only, no line
+	Dashed bool // a dashed line without markers
+	Gray   bool // a gray line (a bound, not a measurement)
 }
 
 // palette colours the curves of a plot in order: nine of the Tableau 10
@@ -39,47 +44,47 @@ var palette = []color.Color{
 	color.RGBA{0, 0, 0, 255},       // black
 }
 
-// Curve is one series of a plot drawn with SavePlot: a line with markers,
-// dashed if Dashed.
-type Curve struct {
-	Name   string
-	XY     plotter.XYs
-	Dashed bool
+// Legend is the corner of a plot its legend goes in.
+type Legend int
+
+// Legend corners; the zero value is TopRight.
+const (
+	TopRight Legend = iota
+	TopLeft
+	BottomLeft
+	BottomRight
+)
+
+// Figure is what a plot shows besides its curves.
+type Figure struct {
+	Title, XLabel, YLabel string
+	LogY                  bool    // y on a log axis
+	Legend                Legend  // the legend's corner
+	XStep                 float64 // a tick on x every XStep; 0: automatic
 }
 
 // SavePlot draws curves into dir/file as a PNG of 7x4.5 inches in the
 // report's style (its palette, a marker shape per curve, the legend top right),
 // y on a log axis if logY.
 func SavePlot(dir, file, title, xlabel, ylabel string, logY bool, curves []Curve) error {
-	cs := make([]curve, len(curves))
-	for i, c := range curves {
-		cs[i] = curve{name: c.Name, xy: c.XY, dashed: c.Dashed}
-	}
-	return savePlot(dir, file, title, xlabel, ylabel, logY, legendTopRight, 0, cs)
+	return Figure{Title: title, XLabel: xlabel, YLabel: ylabel, LogY: logY}.Save(dir, file, curves)
 }
 
-// legend positions.
-const (
-	legendTopRight = iota
-	legendTopLeft
-	legendBottomLeft
-	legendBottomRight
-)
-
-// savePlot draws curves into dir/file as a PNG of 7x4.5 inches, with x ticks
-// every xstep (0: automatic).
-func savePlot(dir, file, title, xlabel, ylabel string, logY bool, legend int, xstep float64, curves []curve) error {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = xlabel
-	p.Y.Label.Text = ylabel
+// Save draws curves into dir/file as a PNG of 7x4.5 inches.
+func (f Figure) Save(dir, file string, curves []Curve) error {
+	p := gonum.New()
+	p.Title.Text = f.Title
+	p.X.Label.Text = f.XLabel
+	p.Y.Label.Text = f.YLabel
 	p.Add(plotter.NewGrid())
+	logY := f.LogY
 	if logY {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Scale = gonum.LogScale{}
+		p.Y.Tick.Marker = gonum.LogTicks{Prec: -1}
 	}
-	p.Legend.Top = legend == legendTopRight || legend == legendTopLeft
-	p.Legend.Left = legend == legendTopLeft || legend == legendBottomLeft
+	legend := f.Legend
+	p.Legend.Top = legend == TopRight || legend == TopLeft
+	p.Legend.Left = legend == TopLeft || legend == BottomLeft
 	p.Legend.XOffs, p.Legend.YOffs = vg.Points(5), vg.Points(5)
 	if !p.Legend.Left {
 		p.Legend.XOffs = -p.Legend.XOffs
@@ -87,8 +92,8 @@ func savePlot(dir, file, title, xlabel, ylabel string, logY bool, legend int, xs
 	if p.Legend.Top {
 		p.Legend.YOffs = -p.Legend.YOffs
 	}
-	if xstep > 0 {
-		p.X.Tick.Marker = xTicks(curves, xstep)
+	if f.XStep > 0 {
+		p.X.Tick.Marker = xTicks(curves, f.XStep)
 	}
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	drawn := 0
@@ -117,16 +122,16 @@ func savePlot(dir, file, title, xlabel, ylabel string, logY bool, legend int, xs
 }
 
 // xTicks puts a tick every xstep over the curves' range of x.
-func xTicks(curves []curve, xstep float64) plot.ConstantTicks {
+func xTicks(curves []Curve, xstep float64) gonum.ConstantTicks {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, c := range curves {
-		for _, v := range c.xy {
+		for _, v := range c.XY {
 			lo, hi = math.Min(lo, v.X), math.Max(hi, v.X)
 		}
 	}
-	var ticks []plot.Tick
+	var ticks []gonum.Tick
 	for x := math.Floor(lo/xstep) * xstep; x <= hi+xstep/2; x += xstep {
-		ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)})
+		ticks = append(ticks, gonum.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)})
 	}
 	return ticks
 }
@@ -135,9 +140,9 @@ func xTicks(curves []curve, xstep float64) plot.ConstantTicks {
 // or a line with markers. It leaves out the points an axis cannot show (NaN
 // and infinite coordinates, and on a log axis zeros: no false positive seen), and
 // reports whether any point was left to draw.
-func addCurve(p *plot.Plot, i int, c curve, logY bool) (bool, error) {
+func addCurve(p *gonum.Plot, i int, c Curve, logY bool) (bool, error) {
 	var xy plotter.XYs
-	for _, v := range c.xy {
+	for _, v := range c.XY {
 		finite := !math.IsInf(v.X, 0) && !math.IsNaN(v.X) && !math.IsInf(v.Y, 0) && !math.IsNaN(v.Y)
 		if finite && (!logY || v.Y > 0) {
 			xy = append(xy, v)
@@ -147,7 +152,7 @@ func addCurve(p *plot.Plot, i int, c curve, logY bool) (bool, error) {
 		return false, nil
 	}
 	col := palette[i%len(palette)]
-	if c.points {
+	if c.Points {
 		s, err := plotter.NewScatter(xy)
 		if err != nil {
 			return false, err
@@ -156,7 +161,7 @@ func addCurve(p *plot.Plot, i int, c curve, logY bool) (bool, error) {
 		s.Shape = plotutil.Shape(i)
 		s.Radius = vg.Points(4)
 		p.Add(s)
-		p.Legend.Add(c.name, s)
+		p.Legend.Add(c.Name, s)
 		return true, nil
 	}
 	l, s, err := plotter.NewLinePoints(xy)
@@ -166,14 +171,14 @@ func addCurve(p *plot.Plot, i int, c curve, logY bool) (bool, error) {
 	l.Color, s.Color = col, col
 	s.Shape = plotutil.Shape(i)
 	s.Radius = vg.Points(2)
-	if c.dashed {
+	if c.Dashed {
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		s.Radius = 0
 	}
-	if c.gray {
+	if c.Gray {
 		l.Color = color.Gray{Y: 80}
 	}
 	p.Add(l, s)
-	p.Legend.Add(c.name, l, s)
+	p.Legend.Add(c.Name, l, s)
 	return true, nil
 }

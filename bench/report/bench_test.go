@@ -1,4 +1,4 @@
-package bench
+package report
 
 import (
 	"fmt"
@@ -10,13 +10,15 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	pbloom "github.com/cockroachdb/pebble/v2/bloom"
 
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/filters"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/keys"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
 // Benchmarks compare the cuckoo policy with Pebble's bloom filter on the same
 // keys in the same run; read them with benchstat, policies as columns:
 //
-//	go test ./bench -run '^$' -bench 'MayContain|Build' -count 10 > new.txt
+//	go test ./bench/report -run '^$' -bench 'MayContain|Build' -count 10 > new.txt
 //	benchstat -col /policy new.txt
 
 func nName(n int) string {
@@ -54,17 +56,17 @@ func BenchmarkMayContain(b *testing.B) {
 			queries = 1 << 21
 		}
 		for _, bits := range []int{10, 16} {
-			for _, keyLen := range []int{ShortKeyLen, LongKeyLen} {
-				members := KeyGen{Seed: 101, Width: keyLen}
-				absent := KeyGen{Seed: 102, Width: keyLen}
+			for _, keyLen := range []int{keys.ShortLen, keys.LongLen} {
+				members := keys.Gen{Seed: 101, Width: keyLen}
+				absent := keys.Gen{Seed: 102, Width: keyLen}
 				neg := absent.Set(0, queries)
 				for _, p := range []float64{0, 0.5, 1} {
-					q, _ := Mixed(members, n, absent, queries, p, 7)
+					q, _ := keys.Mixed(members, n, absent, queries, p, 7)
 					for _, bp := range benchPolicies {
 						name := fmt.Sprintf("n=%s/bits=%d/keylen=%d/p=%g/policy=%s", nName(n), bits, keyLen, p, bp.name)
 						b.Run(name, func(b *testing.B) {
 							pol := bp.pol(bits)
-							block := BuildPolicy(pol, members.First(n))
+							block := filters.BuildPolicy(pol, members.First(n))
 							fp := 0
 							for i := range neg.Len() {
 								if pol.MayContain(pebble.TableFilter, block, neg.At(i)) {
@@ -91,11 +93,11 @@ func BenchmarkMayContain(b *testing.B) {
 func BenchmarkBuild(b *testing.B) {
 	for _, n := range []int{1e4, 1e6} {
 		for _, bits := range []int{10, 16} {
-			for _, keyLen := range []int{ShortKeyLen, LongKeyLen} {
-				keys := KeyGen{Seed: 103, Width: keyLen}.Set(0, n)
+			for _, keyLen := range []int{keys.ShortLen, keys.LongLen} {
+				ks := keys.Gen{Seed: 103, Width: keyLen}.Set(0, n)
 				for _, bp := range benchPolicies {
 					name := fmt.Sprintf("n=%s/bits=%d/keylen=%d/policy=%s", nName(n), bits, keyLen, bp.name)
-					b.Run(name, func(b *testing.B) { benchBuild(b, bp.pol(bits), keys) })
+					b.Run(name, func(b *testing.B) { benchBuild(b, bp.pol(bits), ks) })
 				}
 			}
 		}
@@ -108,7 +110,7 @@ func BenchmarkBuild(b *testing.B) {
 // beside Pebble's bloom(12).
 func BenchmarkBuildHighLoad(b *testing.B) {
 	const n = 1e6
-	keys := KeyGen{Seed: 103, Width: ShortKeyLen}.Set(0, n)
+	ks := keys.Gen{Seed: 103, Width: keys.ShortLen}.Set(0, n)
 	for _, bp := range []struct {
 		name string
 		pol  pebble.FilterPolicy
@@ -116,20 +118,20 @@ func BenchmarkBuildHighLoad(b *testing.B) {
 		{"cuckoo-f13-semi-0.975", cuckoopolicy.Policy{FingerprintBits: 13, SemiSort: true, LoadFactor: 0.975}},
 		{"bloom-12", pbloom.FilterPolicy(12)},
 	} {
-		b.Run(fmt.Sprintf("n=%s/policy=%s", nName(n), bp.name), func(b *testing.B) { benchBuild(b, bp.pol, keys) })
+		b.Run(fmt.Sprintf("n=%s/policy=%s", nName(n), bp.name), func(b *testing.B) { benchBuild(b, bp.pol, ks) })
 	}
 }
 
 // benchBuild builds a block of keys with pol per op.
-func benchBuild(b *testing.B, pol pebble.FilterPolicy, keys *KeySet) {
-	n := keys.Len()
+func benchBuild(b *testing.B, pol pebble.FilterPolicy, ks *keys.Set) {
+	n := ks.Len()
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	ops := 0
 	var block []byte
 	for b.Loop() {
 		w := pol.NewWriter(pebble.TableFilter)
-		keys.Each(w.AddKey)
+		ks.Each(w.AddKey)
 		block = w.Finish(block[:0])
 		ops++
 	}

@@ -1,4 +1,4 @@
-package bench
+package report
 
 import (
 	"fmt"
@@ -11,29 +11,35 @@ import (
 	pbloom "github.com/cockroachdb/pebble/v2/bloom"
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/filters"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/keys"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/machine"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/markdown"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/plot"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/progress"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
-// Lookup kinds, in report order; KindBloom is the baseline.
+// Lookup kinds, in report order; kindBloom is the baseline.
 const (
-	KindCuckoo = "cuckoo semi-sorted FilterPolicy(B)"
-	KindPlain  = "cuckoo plain Policy{f=B}"
-	KindBloom  = "pebble bloom(B)"
-	KindFuse8  = "binary fuse 8"
+	kindCuckoo = "cuckoo semi-sorted FilterPolicy(B)"
+	kindPlain  = "cuckoo plain Policy{f=B}"
+	kindBloom  = "pebble bloom(B)"
+	kindFuse8  = "binary fuse 8"
 )
 
-// LookupKinds returns the filters compared for lookup time at budget b.
-func LookupKinds(b int) []Kind {
-	return []Kind{
-		PolicyKind(KindCuckoo, cuckoopolicy.FilterPolicy(b)),
-		PolicyKind(KindPlain, cuckoopolicy.Policy{FingerprintBits: b}),
-		PolicyKind(KindBloom, pbloom.FilterPolicy(b)),
-		FuseKind[uint8](KindFuse8),
+// lookupFilters returns the filters compared for lookup time at budget b.
+func lookupFilters(b int) []filters.Kind {
+	return []filters.Kind{
+		filters.PolicyKind(kindCuckoo, cuckoopolicy.FilterPolicy(b)),
+		filters.PolicyKind(kindPlain, cuckoopolicy.Policy{FingerprintBits: b}),
+		filters.PolicyKind(kindBloom, pbloom.FilterPolicy(b)),
+		filters.FuseKind[uint8](kindFuse8),
 	}
 }
 
-// LookupPoint is the time of one lookup for a filter and share of positives.
-type LookupPoint struct {
+// lookupPoint is the time of one lookup for a filter and share of positives.
+type lookupPoint struct {
 	Size        string // "in-cache" or "beyond-cache"
 	Kind        string
 	Keys        int
@@ -43,30 +49,30 @@ type LookupPoint struct {
 	Hits, Pos   int     // answers true, positive queries among them
 }
 
-// LookupResult is the lookup experiment.
-type LookupResult struct {
+// lookupResult is the lookup experiment.
+type lookupResult struct {
 	Bits    int
 	Queries int
-	Points  []LookupPoint
+	Points  []lookupPoint
 	// FalseNegatives lists filters that missed a member: always a bug.
 	FalseNegatives []string
 	// Builds times the building of each filter above (one run each).
-	Builds []BuildPoint
+	Builds []buildPoint
 }
 
 // Get returns the point for (size, kind, p).
-func (r *LookupResult) Get(size, kind string, p float64) (LookupPoint, bool) {
+func (r *lookupResult) get(size, kind string, p float64) (lookupPoint, bool) {
 	for _, x := range r.Points {
 		if x.Size == size && x.Kind == kind && x.P == p {
 			return x, true
 		}
 	}
-	return LookupPoint{}, false
+	return lookupPoint{}, false
 }
 
-// TimeCount returns the time per key of f.Count(q), running passes until
+// timeCount returns the time per key of f.Count(q), running passes until
 // at least minTime has gone by, and the count of one pass.
-func TimeCount(f Filter, q *KeySet, minTime time.Duration) (float64, int) {
+func timeCount(f filters.Filter, q *keys.Set, minTime time.Duration) (float64, int) {
 	hits := f.Count(q) // warm up, and the answer
 	passes := 0
 	start := time.Now()
@@ -79,23 +85,23 @@ func TimeCount(f Filter, q *KeySet, minTime time.Duration) (float64, int) {
 	}
 }
 
-// MeasureLookup times lookups against the share of positive queries, for a
+// measureLookup times lookups against the share of positive queries, for a
 // filter that fits in L2 and one far beyond the last-level cache. Every
 // filter answers the same queries in each pass; passes alternate between the
 // filters so that machine noise hits all of them alike, and the fastest pass
 // is kept: on a shared machine noise only ever adds time. Building the
 // filters (key generation included) is timed once, for the build section.
-func MeasureLookup(c Config, pr *progress) (*LookupResult, error) {
-	r := &LookupResult{Bits: c.LookupBits, Queries: c.LookupQueries}
+func measureLookup(c Config, pr *progress.Printer) (*lookupResult, error) {
+	r := &lookupResult{Bits: c.LookupBits, Queries: c.LookupQueries}
 	sizes := []struct {
 		name string
 		n    int
 	}{{"in-cache", c.LookupSmallKeys}, {"beyond-cache", c.LookupLargeKeys}}
 	for si, sz := range sizes {
-		members := KeyGen{Seed: c.Seed*1000 + 11 + uint64(si), Width: ShortKeyLen}
-		absent := KeyGen{Seed: c.Seed*1000 + 21 + uint64(si), Width: ShortKeyLen}
-		kinds := LookupKinds(c.LookupBits)
-		filters := make([]Filter, len(kinds))
+		members := keys.Gen{Seed: c.Seed*1000 + 11 + uint64(si), Width: keys.ShortLen}
+		absent := keys.Gen{Seed: c.Seed*1000 + 21 + uint64(si), Width: keys.ShortLen}
+		kinds := lookupFilters(c.LookupBits)
+		built := make([]filters.Filter, len(kinds))
 		for i, k := range kinds {
 			pr.Stage("lookup %s: building %s over %d keys", sz.name, k.Name, sz.n)
 			start := time.Now()
@@ -104,14 +110,14 @@ func MeasureLookup(c Config, pr *progress) (*LookupResult, error) {
 			if err != nil {
 				return nil, fmt.Errorf("lookup %s: %w", k.Name, err)
 			}
-			filters[i] = f
-			r.Builds = append(r.Builds, BuildPoint{Kind: k.Name, KeyLen: ShortKeyLen, Keys: sz.n,
+			built[i] = f
+			r.Builds = append(r.Builds, buildPoint{Kind: k.Name, KeyLen: keys.ShortLen, Keys: sz.n,
 				NsPerKey: float64(el.Nanoseconds()) / float64(sz.n), KeysPerSec: float64(sz.n) / el.Seconds(),
 				OutBitsPerKey: 8 * float64(f.Bytes()) / float64(sz.n)})
 		}
 		// Counting hits against positive queries (below) cannot see a
 		// false negative that a false positive hides: ask the filters.
-		for fi, f := range filters {
+		for fi, f := range built {
 			if i := missedMember(f, members.First(sz.n)); i >= 0 {
 				r.FalseNegatives = append(r.FalseNegatives,
 					fmt.Sprintf("%s %s: member %d answered absent", sz.name, kinds[fi].Name, i))
@@ -119,12 +125,12 @@ func MeasureLookup(c Config, pr *progress) (*LookupResult, error) {
 		}
 		for _, p := range c.LookupPositiveps {
 			pr.Stage("lookup %s: p=%.2f, %d queries", sz.name, p, c.LookupQueries)
-			q, pos := Mixed(members, sz.n, absent, c.LookupQueries, p, c.Seed+uint64(p*1000))
+			q, pos := keys.Mixed(members, sz.n, absent, c.LookupQueries, p, c.Seed+uint64(p*1000))
 			times := make([][]float64, len(kinds))
 			hits := make([]int, len(kinds))
 			for range max(1, c.LookupReps) {
-				for i, f := range filters {
-					ns, h := TimeCount(f, q, c.LookupMinTime)
+				for i, f := range built {
+					ns, h := timeCount(f, q, c.LookupMinTime)
 					times[i] = append(times[i], ns)
 					hits[i] = h
 				}
@@ -134,8 +140,8 @@ func MeasureLookup(c Config, pr *progress) (*LookupResult, error) {
 					r.FalseNegatives = append(r.FalseNegatives,
 						fmt.Sprintf("%s %s p=%.2f: %d hits for %d positive queries", sz.name, k.Name, p, hits[i], pos))
 				}
-				r.Points = append(r.Points, LookupPoint{Size: sz.name, Kind: k.Name, Keys: sz.n,
-					FilterBytes: filters[i].Bytes(), P: p, Ns: slices.Min(times[i]), Hits: hits[i], Pos: pos})
+				r.Points = append(r.Points, lookupPoint{Size: sz.name, Kind: k.Name, Keys: sz.n,
+					FilterBytes: built[i].Bytes(), P: p, Ns: slices.Min(times[i]), Hits: hits[i], Pos: pos})
 			}
 		}
 		runtime.GC()
@@ -145,15 +151,15 @@ func MeasureLookup(c Config, pr *progress) (*LookupResult, error) {
 
 // lookupTargets judges lookup time: cuckoo FilterPolicy no slower than
 // Pebble's bloom at any share of positives, at both sizes.
-func (r *Report) lookupTargets() []Target {
+func (r *report) lookupTargets() []target {
 	name := "cuckoo FilterPolicy lookup no slower than Pebble's bloom at every p (both sizes)"
 	ok, n, worst, where := true, 0, 0.0, ""
 	if r.Lookup != nil {
 		for _, p := range r.Lookup.Points {
-			if p.Kind != KindCuckoo {
+			if p.Kind != kindCuckoo {
 				continue
 			}
-			b, found := r.Lookup.Get(p.Size, KindBloom, p.P)
+			b, found := r.Lookup.get(p.Size, kindBloom, p.P)
 			if !found || b.Ns == 0 {
 				continue
 			}
@@ -167,7 +173,7 @@ func (r *Report) lookupTargets() []Target {
 			}
 		}
 	}
-	return []Target{newTarget(name, ok, n > 0, "%d points; worst time ratio cuckoo/bloom %.3f (%s)", n, worst, where)}
+	return []target{newTarget(name, ok, n > 0, "%d points; worst time ratio cuckoo/bloom %.3f (%s)", n, worst, where)}
 }
 
 // lookupSizes names the two filter sizes, in report order.
@@ -175,8 +181,8 @@ var lookupSizes = []string{"in-cache", "beyond-cache"}
 
 // writeLookup writes section 3: per size, a table and a plot of time per
 // lookup against the share of positive queries.
-func (r *Report) writeLookup(w *markdown) {
-	if !w.section("3. Lookup time against the share of positive queries (the paper's Figure 3)", r.Lookup != nil) {
+func (r *report) writeLookup(w *markdown.Doc) {
+	if !w.Section("3. Lookup time against the share of positive queries (the paper's Figure 3)", r.Lookup != nil) {
 		return
 	}
 	l := r.Lookup
@@ -187,7 +193,7 @@ func (r *Report) writeLookup(w *markdown) {
 		l.Bits, l.Queries, r.Config.LookupReps, r.Config.LookupMinTime)
 	if len(l.FalseNegatives) > 0 {
 		w.WriteString("**FALSE NEGATIVES:**\n\n")
-		w.list(l.FalseNegatives)
+		w.List(l.FalseNegatives)
 		w.WriteString("\n")
 	}
 	for _, size := range lookupSizes {
@@ -196,9 +202,9 @@ func (r *Report) writeLookup(w *markdown) {
 }
 
 // lookupKinds are the filters of the lookup tables, in column order.
-var lookupKinds = []string{KindCuckoo, KindPlain, KindBloom, KindFuse8}
+var lookupKinds = []string{kindCuckoo, kindPlain, kindBloom, kindFuse8}
 
-func writeLookupSize(w *markdown, l *LookupResult, size string) {
+func writeLookupSize(w *markdown.Doc, l *lookupResult, size string) {
 	var ps []float64
 	for _, p := range l.Points {
 		if p.Size == size && !slices.Contains(ps, p.P) {
@@ -208,15 +214,15 @@ func writeLookupSize(w *markdown, l *LookupResult, size string) {
 	if len(ps) == 0 {
 		return
 	}
-	first, _ := l.Get(size, KindCuckoo, ps[0])
+	first, _ := l.get(size, kindCuckoo, ps[0])
 	fmt.Fprintf(w, "**%s** (%d keys):", size, first.Keys)
 	for _, k := range lookupKinds {
-		if p, ok := l.Get(size, k, ps[0]); ok {
+		if p, ok := l.get(size, k, ps[0]); ok {
 			fmt.Fprintf(w, " %s %.2f MB;", k, float64(p.FilterBytes)/1e6)
 		}
 	}
-	if llc := lastLevelCache(); llc > 0 && first.FilterBytes > 0 {
-		fmt.Fprintf(w, " cuckoo's filter is %.3gx the last-level cache (%s).", float64(first.FilterBytes)/float64(llc), binarySize(llc))
+	if llc := machine.LastLevelCache(); llc > 0 && first.FilterBytes > 0 {
+		fmt.Fprintf(w, " cuckoo's filter is %.3gx the last-level cache (%s).", float64(first.FilterBytes)/float64(llc), machine.BinarySize(llc))
 		if size == "beyond-cache" && int64(first.FilterBytes) < llc {
 			w.WriteString(" At this size it fits in that cache: these are not the times of a filter beyond it.")
 		}
@@ -225,16 +231,16 @@ func writeLookupSize(w *markdown, l *LookupResult, size string) {
 	var rows [][]string
 	xys := make([]plotter.XYs, len(lookupKinds))
 	for _, p := range ps {
-		bl, _ := l.Get(size, KindBloom, p)
+		bl, _ := l.get(size, kindBloom, p)
 		row := []string{fmt.Sprintf("%.2f", p)}
 		for i, k := range lookupKinds {
-			x, ok := l.Get(size, k, p)
+			x, ok := l.get(size, k, p)
 			if !ok {
 				row = append(row, "")
 				continue
 			}
 			cell := f1(x.Ns)
-			if k != KindBloom && bl.Ns > 0 {
+			if k != kindBloom && bl.Ns > 0 {
 				cell += fmt.Sprintf(" (%.2fx)", x.Ns/bl.Ns)
 			}
 			row = append(row, cell)
@@ -242,24 +248,24 @@ func writeLookupSize(w *markdown, l *LookupResult, size string) {
 		}
 		rows = append(rows, row)
 	}
-	w.table(append([]string{"p"}, lookupKinds...), rows)
-	var cs []curve
+	w.Table(append([]string{"p"}, lookupKinds...), rows)
+	var cs []plot.Curve
 	for i, k := range lookupKinds {
-		cs = append(cs, curve{name: k, xy: xys[i]})
+		cs = append(cs, plot.Curve{Name: k, XY: xys[i]})
 	}
-	w.plot("lookup_"+size+".png", fmt.Sprintf("Lookup time, %s filter (%d keys)", size, first.Keys),
-		"share of positive queries p", "ns per lookup", false, legendBottomRight, 0.25, cs)
+	w.Plot("lookup_"+size+".png", plot.Figure{Title: fmt.Sprintf("Lookup time, %s filter (%d keys)", size, first.Keys),
+		XLabel: "share of positive queries p", YLabel: "ns per lookup", Legend: plot.BottomRight, XStep: 0.25}, cs)
 }
 
 // lookupVerdicts gives, per size and filter, the range of its time ratios
 // to Pebble's bloom and the shares of positives where it is slower.
-func (r *Report) lookupVerdicts() []string {
+func (r *report) lookupVerdicts() []string {
 	if r.Lookup == nil {
 		return nil
 	}
 	var v []string
 	for _, size := range lookupSizes {
-		for _, k := range []string{KindCuckoo, KindPlain, KindFuse8} {
+		for _, k := range []string{kindCuckoo, kindPlain, kindFuse8} {
 			if s, ok := lookupVerdict(r.Lookup, size, k); ok {
 				v = append(v, s)
 			}
@@ -268,14 +274,14 @@ func (r *Report) lookupVerdicts() []string {
 	return v
 }
 
-func lookupVerdict(l *LookupResult, size, kind string) (string, bool) {
+func lookupVerdict(l *lookupResult, size, kind string) (string, bool) {
 	var faster, slower []string
 	lo, hi := math.Inf(1), 0.0
 	for _, p := range l.Points {
 		if p.Size != size || p.Kind != kind {
 			continue
 		}
-		bl, ok := l.Get(size, KindBloom, p.P)
+		bl, ok := l.get(size, kindBloom, p.P)
 		if !ok || bl.Ns == 0 {
 			continue
 		}

@@ -1,4 +1,4 @@
-package bench
+package report
 
 import (
 	"fmt"
@@ -9,11 +9,15 @@ import (
 
 	pbloom "github.com/cockroachdb/pebble/v2/bloom"
 
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/filters"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/keys"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/markdown"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/progress"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
-// BuildPoint is the cost of building one filter.
-type BuildPoint struct {
+// buildPoint is the cost of building one filter.
+type buildPoint struct {
 	Kind          string
 	KeyLen        int
 	Keys          int
@@ -26,23 +30,23 @@ type BuildPoint struct {
 	OutBitsPerKey float64
 }
 
-// BuildResult is the build experiment.
-type BuildResult struct{ Points []BuildPoint }
+// buildResult is the build experiment.
+type buildResult struct{ Points []buildPoint }
 
 // Get returns the point for (kind, key length).
-func (r *BuildResult) Get(kind string, keyLen int) (BuildPoint, bool) {
+func (r *buildResult) get(kind string, keyLen int) (buildPoint, bool) {
 	for _, p := range r.Points {
 		if p.Kind == kind && p.KeyLen == keyLen {
 			return p, true
 		}
 	}
-	return BuildPoint{}, false
+	return buildPoint{}, false
 }
 
-// KindHighLoadBuild is the paper's semi-sorted configuration near the load
+// kindHighLoadBuild is the paper's semi-sorted configuration near the load
 // threshold (12.3 bits a key): most of its build is eviction walks. Its
 // builds are set against bloom(12).
-const KindHighLoadBuild = "cuckoo Policy{f=13 semi, load 0.975}"
+const kindHighLoadBuild = "cuckoo Policy{f=13 semi, load 0.975}"
 
 // buildBase names the bloom filter a build is compared with, or "" for
 // Pebble's bloom filters themselves: bloom(12) for the rows near 12 bits per
@@ -53,7 +57,7 @@ func buildBase(kind string) string {
 	switch {
 	case strings.HasPrefix(kind, "pebble bloom"):
 		return ""
-	case kind == KindHighLoadBuild || strings.Contains(kind, "f=12") || strings.Contains(kind, "f=13"):
+	case kind == kindHighLoadBuild || strings.Contains(kind, "f=12") || strings.Contains(kind, "f=13"):
 		return "pebble bloom(12)"
 	case strings.Contains(kind, "16") && !strings.Contains(kind, "fuse"):
 		return "pebble bloom(16)"
@@ -62,20 +66,20 @@ func buildBase(kind string) string {
 }
 
 // BuildKinds are the filters whose build cost is measured.
-func BuildKinds() []Kind {
-	return []Kind{
-		PolicyKind("cuckoo FilterPolicy(10)", cuckoopolicy.FilterPolicy(10)),
-		PolicyKind("pebble bloom(10)", pbloom.FilterPolicy(10)),
-		PolicyKind("cuckoo FilterPolicy(16)", cuckoopolicy.FilterPolicy(16)),
-		PolicyKind("pebble bloom(16)", pbloom.FilterPolicy(16)),
-		PolicyKind("cuckoo plain Policy{f=12}", cuckoopolicy.Policy{FingerprintBits: 12}),
-		PolicyKind(KindHighLoadBuild, cuckoopolicy.Policy{FingerprintBits: 13, SemiSort: true, LoadFactor: 0.975}),
-		PolicyKind("pebble bloom(12)", pbloom.FilterPolicy(12)),
-		FuseKind[uint8]("binary fuse 8 (incl. xxhash of keys)"),
+func buildKinds() []filters.Kind {
+	return []filters.Kind{
+		filters.PolicyKind("cuckoo FilterPolicy(10)", cuckoopolicy.FilterPolicy(10)),
+		filters.PolicyKind("pebble bloom(10)", pbloom.FilterPolicy(10)),
+		filters.PolicyKind("cuckoo FilterPolicy(16)", cuckoopolicy.FilterPolicy(16)),
+		filters.PolicyKind("pebble bloom(16)", pbloom.FilterPolicy(16)),
+		filters.PolicyKind("cuckoo plain Policy{f=12}", cuckoopolicy.Policy{FingerprintBits: 12}),
+		filters.PolicyKind(kindHighLoadBuild, cuckoopolicy.Policy{FingerprintBits: 13, SemiSort: true, LoadFactor: 0.975}),
+		filters.PolicyKind("pebble bloom(12)", pbloom.FilterPolicy(12)),
+		filters.FuseKind[uint8]("binary fuse 8 (incl. xxhash of keys)"),
 	}
 }
 
-// MeasureBuild times filter builds over keys held in one flat buffer (so key
+// measureBuild times filter builds over keys held in one flat buffer (so key
 // generation is not timed) and measures the bytes allocated meanwhile:
 // runtime.MemStats.TotalAlloc after minus before, divided by the keys. It
 // counts every allocation of the build, freed or not, including the output;
@@ -83,18 +87,18 @@ func BuildKinds() []Kind {
 // memory, which is what a compaction pays. Five builds of each kind run
 // interleaved; the fastest time is kept, and the most bytes allocated (the
 // first build, before pools and buffers are warm) beside the least.
-func MeasureBuild(c Config, pr *progress) (*BuildResult, error) {
-	r := &BuildResult{}
-	for _, width := range []int{ShortKeyLen, LongKeyLen} {
+func measureBuild(c Config, pr *progress.Printer) (*buildResult, error) {
+	r := &buildResult{}
+	for _, width := range []int{keys.ShortLen, keys.LongLen} {
 		n := c.BuildKeys
-		if width > ShortKeyLen {
+		if width > keys.ShortLen {
 			n = max(1, n/4) // long keys: a quarter of the keys, same order of bytes
 		}
-		keys := KeyGen{Seed: c.Seed*1000 + 31, Width: width}.Set(0, n)
-		kinds := append(BuildKinds(),
-			dynamicBuildKind("cuckoo.Filter Insert (f=12)", DynConfig{FingerprintBits: 12}),
-			dynamicBuildKind("cuckoo.Filter Insert (f=13 semi-sorted)", DynConfig{FingerprintBits: 13, SemiSort: true}))
-		best := make([]BuildPoint, len(kinds))
+		ks := keys.Gen{Seed: c.Seed*1000 + 31, Width: width}.Set(0, n)
+		kinds := append(buildKinds(),
+			dynamicBuildKind("cuckoo.Filter Insert (f=12)", dynConfig{FingerprintBits: 12}),
+			dynamicBuildKind("cuckoo.Filter Insert (f=13 semi-sorted)", dynConfig{FingerprintBits: 13, SemiSort: true}))
+		best := make([]buildPoint, len(kinds))
 		for rep := range 5 { // interleaved, so noise spreads over all kinds
 			for i, k := range kinds {
 				pr.Stage("build %d/5: %s, %d keys of %d bytes", rep+1, k.Name, n, width)
@@ -113,7 +117,7 @@ func MeasureBuild(c Config, pr *progress) (*BuildResult, error) {
 					var before, after runtime.MemStats
 					runtime.ReadMemStats(&before)
 					start := time.Now()
-					f, err := k.Build(keys)
+					f, err := k.Build(ks)
 					el := time.Since(start)
 					runtime.ReadMemStats(&after)
 					if err != nil {
@@ -124,7 +128,7 @@ func MeasureBuild(c Config, pr *progress) (*BuildResult, error) {
 					out := float64(f.Bytes()) / float64(n)
 					p := &best[i]
 					if rep == 0 && warm == 0 {
-						*p = BuildPoint{Kind: k.Name, KeyLen: width, Keys: n, OutBitsPerKey: 8 * out,
+						*p = buildPoint{Kind: k.Name, KeyLen: width, Keys: n, OutBitsPerKey: 8 * out,
 							NsPerKey: math.Inf(1), ColdNsPerKey: math.Inf(1), WarmAlloc: math.Inf(1)}
 					}
 					if warm == 1 {
@@ -146,13 +150,13 @@ func MeasureBuild(c Config, pr *progress) (*BuildResult, error) {
 }
 
 // dynamicBuildKind inserts every key into a cuckoo.Filter of capacity n.
-func dynamicBuildKind(name string, cfg DynConfig) Kind {
-	return Kind{Name: name, Build: func(keys Keys) (Filter, error) {
-		d, err := newDynamic(keys.Len(), cfg)
+func dynamicBuildKind(name string, cfg dynConfig) filters.Kind {
+	return filters.Kind{Name: name, Build: func(ks keys.Seq) (filters.Filter, error) {
+		d, err := newDynamic(ks.Len(), cfg)
 		if err != nil {
 			return nil, err
 		}
-		keys.Each(func(k []byte) {
+		ks.Each(func(k []byte) {
 			if err == nil {
 				err = d.Insert(k)
 			}
@@ -168,13 +172,13 @@ func dynamicBuildKind(name string, cfg DynConfig) Kind {
 type dynAsFilter struct{ d dynFilter }
 
 func (f dynAsFilter) Contains(key []byte) bool { return f.d.Contains(key) }
-func (f dynAsFilter) Count(q *KeySet) int      { return countGeneric(f, q) }
+func (f dynAsFilter) Count(q *keys.Set) int    { return filters.CountEach(f, q) }
 func (f dynAsFilter) Bytes() int               { return int(f.d.bits() / 8) }
 
 // writeBuild writes section 4: the build table, and the builds of the lookup
 // section's filters.
-func (r *Report) writeBuild(w *markdown) {
-	if !w.section("4. Build throughput and temporary memory", r.Build != nil) {
+func (r *report) writeBuild(w *markdown.Doc) {
+	if !w.Section("4. Build throughput and temporary memory", r.Build != nil) {
 		return
 	}
 	w.WriteString("Keys come from one flat buffer (generation not timed); the writer's AddKey for every key, then " +
@@ -188,12 +192,12 @@ func (r *Report) writeBuild(w *markdown) {
 		"subtracts the output from the first. It bounds the build's peak temporary memory from above. Binary fuse includes hashing the keys into a " +
 		"[]uint64 (8 bytes a key), which it needs. Each filter's ratio is to the Pebble bloom filter nearest " +
 		"in bits per key, named beside it: bloom(12) for plain f=12, the dynamic filter's inserts and the paper's " +
-		"configuration near the load threshold, " + KindHighLoadBuild + " (12.3 bits a key, most of its " +
+		"configuration near the load threshold, " + kindHighLoadBuild + " (12.3 bits a key, most of its " +
 		"build in eviction walks).\n\n")
 	var rows [][]string
 	for _, p := range r.Build.Points {
 		ratio, cold := "", ""
-		if bp, ok := r.Build.Get(buildBase(p.Kind), p.KeyLen); ok {
+		if bp, ok := r.Build.get(buildBase(p.Kind), p.KeyLen); ok {
 			ratio = fmt.Sprintf("%.2fx vs %s", p.KeysPerSec/bp.KeysPerSec, bp.Kind)
 			cold = fmt.Sprintf(" (%.2fx)", bp.ColdNsPerKey/p.ColdNsPerKey)
 		}
@@ -201,7 +205,7 @@ func (r *Report) writeBuild(w *markdown) {
 			fmt.Sprintf("%.2fM", p.KeysPerSec/1e6), f1(p.NsPerKey), ratio, f1(p.ColdNsPerKey) + cold,
 			f1(p.AllocPerKey) + " / " + f1(p.WarmAlloc), f1(p.TempPerKey), f2(p.OutBitsPerKey)})
 	}
-	w.table([]string{"filter", "key bytes", "keys", "keys/s", "ns/key", "throughput ratio", "cold ns/key (ratio)", "alloc B/key (most / least)", "temp B/key", "output bits/key"}, rows)
+	w.Table([]string{"filter", "key bytes", "keys", "keys/s", "ns/key", "throughput ratio", "cold ns/key (ratio)", "alloc B/key (most / least)", "temp B/key", "output bits/key"}, rows)
 	if r.Lookup != nil && len(r.Lookup.Builds) > 0 {
 		w.WriteString("Builds of the lookup section's filters, one run each, key generation included " +
 			"(the beyond-cache ones show how build cost grows with the table):\n\n")
@@ -209,37 +213,37 @@ func (r *Report) writeBuild(w *markdown) {
 		for _, p := range r.Lookup.Builds {
 			ratio := ""
 			for _, q := range r.Lookup.Builds {
-				if q.Kind == KindBloom && q.Keys == p.Keys && p.Kind != KindBloom {
+				if q.Kind == kindBloom && q.Keys == p.Keys && p.Kind != kindBloom {
 					ratio = fmt.Sprintf("%.2fx", p.KeysPerSec/q.KeysPerSec)
 				}
 			}
 			rows = append(rows, []string{p.Kind, fmt.Sprint(p.Keys), fmt.Sprintf("%.2fM", p.KeysPerSec/1e6), f1(p.NsPerKey), ratio, f2(p.OutBitsPerKey)})
 		}
-		w.table([]string{"filter", "keys", "keys/s", "ns/key", "throughput vs pebble bloom", "output bits/key"}, rows)
+		w.Table([]string{"filter", "keys", "keys/s", "ns/key", "throughput vs pebble bloom", "output bits/key"}, rows)
 	}
 }
 
 // buildVerdicts sets the budgeted builds and the build near the load
 // threshold beside Pebble's bloom.
-func (r *Report) buildVerdicts() []string {
+func (r *report) buildVerdicts() []string {
 	bd := r.Build
 	if bd == nil {
 		return nil
 	}
 	var v []string
-	for _, kl := range []int{ShortKeyLen, LongKeyLen} {
-		c, ok1 := bd.Get("cuckoo FilterPolicy(10)", kl)
-		bl, ok2 := bd.Get("pebble bloom(10)", kl)
+	for _, kl := range []int{keys.ShortLen, keys.LongLen} {
+		c, ok1 := bd.get("cuckoo FilterPolicy(10)", kl)
+		bl, ok2 := bd.get("pebble bloom(10)", kl)
 		if ok1 && ok2 {
 			v = append(v, fmt.Sprintf("Build, %d-byte keys: cuckoo FilterPolicy(10) %.2fM keys/s, %.2fx Pebble's bloom(10) (cold: %.2fx); %.1f against %.1f bytes allocated per key (first build).",
 				kl, c.KeysPerSec/1e6, c.KeysPerSec/bl.KeysPerSec, bl.ColdNsPerKey/c.ColdNsPerKey, c.AllocPerKey, bl.AllocPerKey))
 		}
 	}
-	c, ok1 := bd.Get(KindHighLoadBuild, ShortKeyLen)
-	bl, ok2 := bd.Get(buildBase(KindHighLoadBuild), ShortKeyLen)
+	c, ok1 := bd.get(kindHighLoadBuild, keys.ShortLen)
+	bl, ok2 := bd.get(buildBase(kindHighLoadBuild), keys.ShortLen)
 	if ok1 && ok2 {
 		v = append(v, fmt.Sprintf("Build near the load threshold, %d-byte keys: %s %.2fM keys/s, %.2fx Pebble's bloom(12) (cold: %.2fx).",
-			ShortKeyLen, KindHighLoadBuild, c.KeysPerSec/1e6, c.KeysPerSec/bl.KeysPerSec, bl.ColdNsPerKey/c.ColdNsPerKey))
+			keys.ShortLen, kindHighLoadBuild, c.KeysPerSec/1e6, c.KeysPerSec/bl.KeysPerSec, bl.ColdNsPerKey/c.ColdNsPerKey))
 	}
 	return v
 }

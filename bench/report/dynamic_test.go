@@ -1,21 +1,23 @@
-package bench
+package report
 
 import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/keys"
 )
 
 // BenchmarkDynamicFill fills a dynamic cuckoo filter of capacity n to
 // capacity per op (a fresh filter each op, allocation included), ours beside
 // the Go libraries at the same fingerprint size. Reports ns/insert.
 //
-//	go test ./bench -run '^$' -bench 'Dynamic' -count 10 > dyn.txt
+//	go test ./bench/report -run '^$' -bench 'Dynamic' -count 10 > dyn.txt
 //	benchstat -col /impl dyn.txt
 func BenchmarkDynamicFill(b *testing.B) {
 	const n = 1 << 20
 	capacity := n * 95 / 100
-	keys := KeyGen{Seed: 201, Width: ShortKeyLen}.Set(0, capacity)
+	ks := keys.Gen{Seed: 201, Width: keys.ShortLen}.Set(0, capacity)
 	for _, pk := range peerKinds() {
 		b.Run(fmt.Sprintf("n=%s/f=%s/impl=%s", nName(n), pk.fbits, implName(pk.name)), func(b *testing.B) {
 			if _, err := pk.new(16); err != nil {
@@ -24,7 +26,7 @@ func BenchmarkDynamicFill(b *testing.B) {
 			failed := 0
 			for b.Loop() {
 				f, _ := pk.new(capacity)
-				keys.Each(func(k []byte) {
+				ks.Each(func(k []byte) {
 					if !f.insert(k) {
 						failed++
 					}
@@ -41,10 +43,10 @@ func BenchmarkDynamicFill(b *testing.B) {
 func BenchmarkDynamicContains(b *testing.B) {
 	const n, queries = 1 << 20, 1 << 16
 	capacity := n * 95 / 100
-	members := KeyGen{Seed: 202, Width: ShortKeyLen}
-	absent := KeyGen{Seed: 203, Width: ShortKeyLen}
+	members := keys.Gen{Seed: 202, Width: keys.ShortLen}
+	absent := keys.Gen{Seed: 203, Width: keys.ShortLen}
 	for _, p := range []float64{0, 1} {
-		q, _ := Mixed(members, capacity, absent, queries, p, 9)
+		q, _ := keys.Mixed(members, capacity, absent, queries, p, 9)
 		for _, pk := range peerKinds() {
 			b.Run(fmt.Sprintf("n=%s/p=%g/f=%s/impl=%s", nName(n), p, pk.fbits, implName(pk.name)), func(b *testing.B) {
 				f, err := pk.new(capacity)

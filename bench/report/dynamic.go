@@ -1,4 +1,4 @@
-package bench
+package report
 
 import (
 	"errors"
@@ -11,23 +11,23 @@ type dynamic struct {
 	fbits int
 }
 
-func newDynamic(capacity int, c DynConfig) (dynFilter, error) {
+func newDynamic(capacity int, c dynConfig) (dynFilter, error) {
 	f, err := cuckoo.New(capacity, c.config())
 	return wrapDynamic(f, err, c)
 }
 
 // newDynamicBuckets is newDynamic for a table of exactly m buckets, with no
 // capacity promise.
-func newDynamicBuckets(m int, c DynConfig) (dynFilter, error) {
+func newDynamicBuckets(m int, c dynConfig) (dynFilter, error) {
 	f, err := cuckoo.NewBuckets(uint64(m), c.config())
 	return wrapDynamic(f, err, c)
 }
 
-func (c DynConfig) config() cuckoo.Config {
+func (c dynConfig) config() cuckoo.Config {
 	return cuckoo.Config{FingerprintBits: c.FingerprintBits, SemiSort: c.SemiSort, MaxKicks: c.MaxKicks, Seed: c.Seed}
 }
 
-func wrapDynamic(f *cuckoo.Filter, err error, c DynConfig) (dynFilter, error) {
+func wrapDynamic(f *cuckoo.Filter, err error, c dynConfig) (dynFilter, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,7 @@
-package bench
+package report
 
 import (
-	"fmt"
 	"io"
-	"os"
-	"sync"
 	"time"
 )
 
@@ -48,7 +45,7 @@ type Config struct {
 	// rises with the filter's size.
 	FPRSizes    []int
 	FPRSizeBits int
-	// FPRShapeBits are the budgets of the table by key shape (KeyShapes),
+	// FPRShapeBits are the budgets of the table by key shape (keys.Shapes),
 	// FPRShapeKeys its counts of sequential members, each queried with the
 	// next min(FPRQueries, FPRShapeQueries) keys of the same shape.
 	FPRShapeBits    []int
@@ -137,76 +134,4 @@ func Full() Config {
 	c.RAKeysPerTable, c.RAGets = 100_000, 50_000
 	c.PeerKeys, c.PeerQueries, c.CBFRuns = 1<<20, 20_000_000, 10
 	return c
-}
-
-// progress prints a throttled progress line. Workers running side by side
-// each take a fork: it shares the writer and the throttle, and keeps its own
-// stage, so that a tick is printed under the stage it belongs to.
-type progress struct {
-	out   *progressOut
-	stage string
-}
-
-type progressOut struct {
-	mu    sync.Mutex
-	w     io.Writer
-	tty   bool
-	start time.Time
-	last  time.Time
-}
-
-func newProgress(w io.Writer) *progress {
-	o := &progressOut{w: w, start: time.Now()}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			o.tty = true
-		}
-	}
-	return &progress{out: o}
-}
-
-// fork returns a progress that prints to the same writer with its own
-// stage. A nil progress forks to nil.
-func (p *progress) fork() *progress {
-	if p == nil {
-		return nil
-	}
-	return &progress{out: p.out}
-}
-
-// Stage starts a phase: always printed.
-func (p *progress) Stage(format string, args ...any) {
-	if p == nil || p.out.w == nil {
-		return
-	}
-	p.stage = fmt.Sprintf(format, args...)
-	p.out.print(p.stage, true, false)
-}
-
-// Tick prints a detail of the current stage at most every two seconds.
-func (p *progress) Tick(format string, args ...any) {
-	if p == nil || p.out.w == nil {
-		return
-	}
-	p.out.print(p.stage+": "+fmt.Sprintf(format, args...), false, true)
-}
-
-// print writes one line; a throttled line is dropped if another was printed
-// less than two seconds ago.
-func (o *progressOut) print(s string, stage, throttled bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if throttled && time.Since(o.last) < 2*time.Second {
-		return
-	}
-	o.last = time.Now()
-	line := fmt.Sprintf("[%6.1fs] %s", time.Since(o.start).Seconds(), s)
-	if o.tty {
-		fmt.Fprintf(o.w, "\r\033[K%s", line)
-		if stage {
-			fmt.Fprintln(o.w)
-		}
-		return
-	}
-	fmt.Fprintln(o.w, line)
 }

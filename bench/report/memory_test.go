@@ -1,10 +1,11 @@
-package bench
+package report
 
 import (
 	"encoding/binary"
 	"math/bits"
 	"testing"
 
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/keys"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/cuckoo"
 )
 
@@ -127,12 +128,12 @@ func benchKeyLoads(b *testing.B, buf []uint64) {
 	// sum; hash-then-one adds its hash, off the load's path; one-at-hash
 	// and two-far-at-hash load at addresses taken from the hash, so each
 	// load waits for the hash's chain of multiplies, as a lookup's do.
-	keys := KeyGen{Seed: 1, Width: ShortKeyLen}.Set(0, 1<<20)
+	ks := keys.Gen{Seed: 1, Width: keys.ShortLen}.Set(0, 1<<20)
 	const keyMask = 1<<20 - 1
 	b.Run("lookups=independent/loads=key-then-one", func(b *testing.B) {
 		var s, i uint64
 		for b.Loop() {
-			k := keys.At(int(i & keyMask))
+			k := ks.At(int(i & keyMask))
 			s += binary.LittleEndian.Uint64(k) ^ binary.LittleEndian.Uint64(k[8:]) + buf[memIndex(i)&mask]
 			i++
 		}
@@ -141,7 +142,7 @@ func benchKeyLoads(b *testing.B, buf []uint64) {
 	b.Run("lookups=independent/loads=hash-then-one", func(b *testing.B) {
 		var s, i uint64
 		for b.Loop() {
-			s += cuckoo.Hash(keys.At(int(i&keyMask))) + buf[memIndex(i)&mask]
+			s += cuckoo.Hash(ks.At(int(i&keyMask))) + buf[memIndex(i)&mask]
 			i++
 		}
 		memSink = s
@@ -149,7 +150,7 @@ func benchKeyLoads(b *testing.B, buf []uint64) {
 	b.Run("lookups=independent/loads=one-at-hash", func(b *testing.B) {
 		var s, i uint64
 		for b.Loop() {
-			h := cuckoo.Hash(keys.At(int(i & keyMask)))
+			h := cuckoo.Hash(ks.At(int(i & keyMask)))
 			s += buf[h>>(64-24)]
 			i++
 		}
@@ -158,7 +159,7 @@ func benchKeyLoads(b *testing.B, buf []uint64) {
 	b.Run("lookups=independent/loads=two-far-at-hash", func(b *testing.B) {
 		var s, i uint64
 		for b.Loop() {
-			h := cuckoo.Hash(keys.At(int(i & keyMask)))
+			h := cuckoo.Hash(ks.At(int(i & keyMask)))
 			s += buf[h>>(64-24)] ^ buf[h*0x9e3779b97f4a7c15>>(64-24)]
 			i++
 		}

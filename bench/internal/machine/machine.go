@@ -1,4 +1,8 @@
-package bench
+// Package machine describes the machine a measurement ran on, for the head
+// of a report: OS and architecture, CPU model and cache sizes (from Linux's
+// /proc and sysfs; "unknown" or nothing elsewhere), memory, Go and Pebble
+// versions, and the commit measured.
+package machine
 
 import (
 	"bufio"
@@ -14,10 +18,11 @@ import (
 	"sync"
 )
 
-// revision names the commit the binary was built from: the build's VCS
+// Revision names the commit the binary was built from: the build's VCS
 // stamp, or for go run (which has none) the checkout's HEAD when the run
-// starts, since a long run may outlive it.
-func revision() string {
+// starts, since a long run may outlive it. It is "" when neither is known,
+// and ends in " (uncommitted changes)" for a modified checkout.
+func Revision() string {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		var rev string
 		var modified bool
@@ -84,8 +89,9 @@ var cpuCaches = sync.OnceValue(func() []cpuCache {
 	return cs
 })
 
-// lastLevelCache returns the size of CPU 0's largest cache level, or 0.
-func lastLevelCache() int64 {
+// LastLevelCache returns the size in bytes of CPU 0's largest cache level,
+// or 0 where it cannot be read.
+func LastLevelCache() int64 {
 	var llc int64
 	for _, c := range cpuCaches() {
 		llc = max(llc, c.bytes)
@@ -93,8 +99,8 @@ func lastLevelCache() int64 {
 	return llc
 }
 
-// binarySize formats a byte count in KiB, MiB or GiB.
-func binarySize(n int64) string {
+// BinarySize formats a byte count in KiB, MiB or GiB.
+func BinarySize(n int64) string {
 	switch {
 	case n >= 1<<30:
 		return strconv.FormatFloat(float64(n)/(1<<30), 'g', 4, 64) + " GiB"
@@ -105,7 +111,10 @@ func binarySize(n int64) string {
 	}
 }
 
-func machine(rev string) string {
+// Describe returns Markdown list items, one a line: the machine (OS,
+// architecture, CPUs, GOMAXPROCS, memory), the CPU and its caches, and the
+// Go and Pebble versions with the commit rev (left out if "").
+func Describe(rev string) string {
 	var b strings.Builder
 	model, cache := "unknown", ""
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
@@ -144,7 +153,7 @@ func machine(rev string) string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "L%d %s %s", c.level, strings.ToLower(c.kind), binarySize(c.bytes))
+			fmt.Fprintf(&b, "L%d %s %s", c.level, strings.ToLower(c.kind), BinarySize(c.bytes))
 		}
 	}
 	b.WriteString("\n")

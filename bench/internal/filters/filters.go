@@ -1,4 +1,11 @@
-package bench
+// Package filters puts the filters the benchmarks compare behind one
+// interface: Pebble filter blocks (the cuckoo policy and Pebble's bloom, read
+// through their MayContain), binary fuse filters and a standard bloom filter.
+// A Kind builds one of them from a key sequence; a Filter's Count loops over
+// its concrete lookup, so that timing Count times the lookup and not an
+// interface call per key. It is for measurements, not for applications:
+// use cuckoopolicy for that.
+package filters
 
 import (
 	"fmt"
@@ -10,6 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	pbloom "github.com/cockroachdb/pebble/v2/bloom"
 
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/keys"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/cuckoo"
 )
@@ -21,29 +29,29 @@ type Filter interface {
 	// Count returns how many keys of q the filter answers true for. Each
 	// implementation loops over its concrete lookup, so timing Count times
 	// the lookup, not an interface call per key.
-	Count(q *KeySet) int
+	Count(q *keys.Set) int
 	// Bytes is the size of the filter's data in bytes.
 	Bytes() int
 }
 
-// Kind builds one kind of filter from n keys of a KeyGen.
+// Kind builds one kind of filter from a sequence of keys.
 type Kind struct {
 	Name  string
-	Build func(keys Keys) (Filter, error)
+	Build func(ks keys.Seq) (Filter, error)
 }
 
 // BuildPolicy runs a Pebble filter writer over keys and returns the block.
-func BuildPolicy(p pebble.FilterPolicy, keys Keys) []byte {
+func BuildPolicy(p pebble.FilterPolicy, ks keys.Seq) []byte {
 	w := p.NewWriter(pebble.TableFilter)
-	keys.Each(w.AddKey)
+	ks.Each(w.AddKey)
 	return w.Finish(nil)
 }
 
 // PolicyKind is a Pebble FilterPolicy's filter block, read through its
 // MayContain; the cuckoo policies and Pebble's bloom get concrete loops.
 func PolicyKind(name string, p pebble.FilterPolicy) Kind {
-	return Kind{Name: name, Build: func(keys Keys) (Filter, error) {
-		data := BuildPolicy(p, keys)
+	return Kind{Name: name, Build: func(ks keys.Seq) (Filter, error) {
+		data := BuildPolicy(p, ks)
 		switch p.(type) {
 		case pbloom.FilterPolicy:
 			return BloomBlock(data), nil
@@ -63,7 +71,7 @@ func (b CuckooBlock) Contains(key []byte) bool {
 }
 
 // Count implements Filter.
-func (b CuckooBlock) Count(q *KeySet) int {
+func (b CuckooBlock) Count(q *keys.Set) int {
 	var p cuckoopolicy.FilterPolicy
 	c := 0
 	w := q.Width
@@ -87,7 +95,7 @@ func (b BloomBlock) Contains(key []byte) bool {
 }
 
 // Count implements Filter.
-func (b BloomBlock) Count(q *KeySet) int {
+func (b BloomBlock) Count(q *keys.Set) int {
 	p := pbloom.FilterPolicy(10)
 	c := 0
 	w := q.Width
@@ -110,12 +118,12 @@ type policyBlock struct {
 func (b policyBlock) Contains(key []byte) bool {
 	return b.p.MayContain(pebble.TableFilter, b.data, key)
 }
-func (b policyBlock) Count(q *KeySet) int { return countGeneric(b, q) }
-func (b policyBlock) Bytes() int          { return len(b.data) }
+func (b policyBlock) Count(q *keys.Set) int { return CountEach(b, q) }
+func (b policyBlock) Bytes() int            { return len(b.data) }
 
-// countGeneric is Count through the interface, for kinds that are not timed
-// against each other.
-func countGeneric(f interface{ Contains([]byte) bool }, q *KeySet) int {
+// CountEach counts the keys of q that f answers true for, one Contains call
+// each: Count for the kinds that are not timed against each other.
+func CountEach(f interface{ Contains([]byte) bool }, q *keys.Set) int {
 	c := 0
 	for i := range q.Len() {
 		if f.Contains(q.At(i)) {
@@ -131,9 +139,9 @@ type Fuse[T xorfilter.Unsigned] struct{ f *xorfilter.BinaryFuse[T] }
 
 // FuseKind returns the binary fuse filter with T-sized fingerprints.
 func FuseKind[T xorfilter.Unsigned](name string) Kind {
-	return Kind{Name: name, Build: func(keys Keys) (Filter, error) {
-		h := make([]uint64, 0, keys.Len())
-		keys.Each(func(k []byte) { h = append(h, cuckoo.Hash(k)) })
+	return Kind{Name: name, Build: func(ks keys.Seq) (Filter, error) {
+		h := make([]uint64, 0, ks.Len())
+		ks.Each(func(k []byte) { h = append(h, cuckoo.Hash(k)) })
 		f, err := xorfilter.NewBinaryFuse[T](h)
 		if err != nil {
 			return nil, fmt.Errorf("binary fuse: %w", err)
@@ -146,7 +154,7 @@ func FuseKind[T xorfilter.Unsigned](name string) Kind {
 func (f Fuse[T]) Contains(key []byte) bool { return f.f.Contains(cuckoo.Hash(key)) }
 
 // Count implements Filter.
-func (f Fuse[T]) Count(q *KeySet) int {
+func (f Fuse[T]) Count(q *keys.Set) int {
 	c := 0
 	w := q.Width
 	for i := 0; i+w <= len(q.Data); i += w {
@@ -169,11 +177,11 @@ type StdBloom struct{ f *bloom.BloomFilter }
 
 // StdBloomKind returns a standard bloom filter with the given bits per key.
 func StdBloomKind(bitsPerKey float64) Kind {
-	return Kind{Name: "bloom-standard", Build: func(keys Keys) (Filter, error) {
-		m := uint(math.Ceil(bitsPerKey * float64(keys.Len())))
+	return Kind{Name: "bloom-standard", Build: func(ks keys.Seq) (Filter, error) {
+		m := uint(math.Ceil(bitsPerKey * float64(ks.Len())))
 		k := uint(math.Max(1, math.Round(bitsPerKey*math.Ln2)))
 		f := bloom.New(m, k)
-		keys.Each(func(key []byte) { f.Add(key) })
+		ks.Each(func(key []byte) { f.Add(key) })
 		return StdBloom{f}, nil
 	}}
 }
@@ -182,7 +190,7 @@ func StdBloomKind(bitsPerKey float64) Kind {
 func (b StdBloom) Contains(key []byte) bool { return b.f.Test(key) }
 
 // Count implements Filter.
-func (b StdBloom) Count(q *KeySet) int { return countGeneric(b, q) }
+func (b StdBloom) Count(q *keys.Set) int { return CountEach(b, q) }
 
 // Bytes implements Filter.
 func (b StdBloom) Bytes() int { return int((b.f.Cap() + 7) / 8) }
@@ -199,9 +207,9 @@ func IdealBloomFPR(b float64) float64 {
 
 // CountStream counts how many of keys 0..n-1 of g the filter answers true
 // for, generating keys on the fly (for query counts too large to hold).
-func CountStream(f Filter, g KeyGen, n int) int {
+func CountStream(f Filter, g keys.Gen, n int) int {
 	const chunk = 1 << 14
-	q := &KeySet{Data: make([]byte, chunk*g.Width), Width: g.Width}
+	q := &keys.Set{Data: make([]byte, chunk*g.Width), Width: g.Width}
 	c := 0
 	for lo := 0; lo < n; lo += chunk {
 		m := min(chunk, n-lo)
