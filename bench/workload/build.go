@@ -63,7 +63,7 @@ func (r *runner) buildEach(s shapeSpec, lay layout, dbs []*dbInst) error {
 		return err
 	}
 	for _, d := range dbs {
-		r.prog.stage("build %s: ingest %s", s.Name, d.cfg.Name)
+		r.prog.Stage("build %s: ingest %s", s.Name, d.cfg.Name)
 		err := r.ingest(s, lay, d)
 		os.RemoveAll(d.dir + ".stage")
 		if err != nil {
@@ -114,11 +114,12 @@ func (r *runner) stage(s shapeSpec, lay layout, dbs []*dbInst) error {
 		opts[i] = r.options(s, d.cfg, d.st, nil, true)
 		opts[i].EnsureDefaults()
 	}
+	r.prog.Stage("build %s: %d tables for %d databases", s.Name, len(lay.Tables), len(dbs))
 	for j, t := range lay.Tables {
 		if r.stopped() {
 			return errStopped
 		}
-		r.prog.tick("build %s: table %d/%d for %d databases", s.Name, j+1, len(lay.Tables), len(dbs))
+		r.prog.Tick("table %d/%d", j+1, len(lay.Tables))
 		entries, err := tableEntries(t, ks, opts[0])
 		if err != nil {
 			return fmt.Errorf("level %d: reading table %d: %w", t.Level, j, err)

@@ -132,7 +132,7 @@ func (r *runner) loadLockstep(s shapeSpec, dbs []*organic, first int, n uint64, 
 					return fmt.Errorf("%s: %w", o.cfg.Name, err)
 				}
 			}
-			r.prog.tick("load %s: %d/%d entries into %d database(s)", s.Name, hi, n, len(dbs))
+			r.prog.Tick("%d/%d entries into %d database(s)", hi, n, len(dbs))
 		}
 		return nil
 	}

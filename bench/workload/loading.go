@@ -60,7 +60,7 @@ func (r *runner) loading(s shapeSpec, base string) ([]loadRun, error) {
 		for _, c := range cfgs {
 			orgs = append(orgs, &organic{cfg: c, dir: filepath.Join(dir, sanitize(c.Name)), st: &ioStats{}})
 		}
-		r.prog.stage("load %s: round %d/%d, %d databases in lockstep", s.Name, round+1, r.cfg.LoadRounds, len(orgs))
+		r.prog.Stage("load %s: round %d/%d, %d databases in lockstep", s.Name, round+1, r.cfg.LoadRounds, len(orgs))
 		n := r.entries(s)
 		if r.cfg.LoadKeys > 0 {
 			n = r.cfg.LoadKeys

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/progress"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestPlansReachTables(t *testing.T) {
 	cfg := Defaults("tiny")
 	cfg.Budgets = []int{10}
-	r := &runner{cfg: cfg, prog: newProgress(nil), res: &Result{Config: cfg}}
+	r := &runner{cfg: cfg, prog: progress.New(nil), res: &Result{Config: cfg}}
 	r.res.BloomFPR = measureFPR(famBloom, 2000, 20_000, cfg.Seed)
 	r.res.CuckooFPR = measureFPR(famCuckoo, 2000, 20_000, cfg.Seed)
 	s := allShapes[len(allShapes)-1]

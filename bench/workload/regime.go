@@ -51,6 +51,7 @@ func (r *runner) paths() []pathSpec {
 func (r *runner) regime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
 	// Closed on every return, also when opening stops partway.
 	defer closeRegime(dbs, &err)
+	r.prog.Stage("%s %s: %d databases, %d repetitions", s.Name, g.Name, len(dbs), r.cfg.Reps)
 	if err := r.openRegime(s, g, dbs); err != nil {
 		return err
 	}
@@ -142,7 +143,7 @@ func (r *runner) warmRegime(s shapeSpec, g regimeSpec, dbs []*dbInst, paths []pa
 		// Every data and index block into the cache: the timed runs read
 		// keys no earlier run read.
 		for _, d := range dbs {
-			r.prog.tick("%s %s: scan %s", s.Name, g.Name, d.cfg.Name)
+			r.prog.Tick("scan %s", d.cfg.Name)
 			if err := scan(d.db); err != nil {
 				return err
 			}
@@ -150,13 +151,25 @@ func (r *runner) warmRegime(s shapeSpec, g regimeSpec, dbs []*dbInst, paths []pa
 	}
 	for _, p := range paths {
 		for _, d := range dbs {
-			r.prog.tick("%s %s: warm %s %s", s.Name, g.Name, p.Name, d.cfg.Name)
+			r.prog.Tick("warm %s %s", p.Name, d.cfg.Name)
 			if _, err := r.run(s, p, d, maxT, 0, r.cfg.Ops, nil); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// scan reads every key of db once, which brings every data and index block
+// into the block cache.
+func scan(db *pebble.DB) error {
+	it, err := db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+	}
+	return it.Close()
 }
 
 // calibrate returns each path's operation count: enough for RunTime on one
@@ -206,7 +219,7 @@ func (r *runner) cell(s shapeSpec, g regimeSpec, p pathSpec, threads, rep, base 
 	for sub := range subs {
 		base := base + sub*ops // each round its own keys, the same for every policy
 		for _, d := range order {
-			r.prog.tick("%s %s rep %d/%d: %s t=%d %s", s.Name, g.Name, rep+1, r.cfg.Reps, p.Name, threads, d.cfg.Name)
+			r.prog.Tick("rep %d/%d: %s t=%d %s", rep+1, r.cfg.Reps, p.Name, threads, d.cfg.Name)
 			for t := range threads {
 				hists[t].Reset()
 			}

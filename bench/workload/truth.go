@@ -154,7 +154,7 @@ func (r *runner) countPass(s shapeSpec, d *dbInst) (map[string]truthCounts, erro
 		for _, c := range counters {
 			tp0, fp0, un0 = tp0+c.tp.Load(), fp0+c.fp.Load(), un0+c.unknown.Load()
 		}
-		r.prog.tick("count %s %s: %s", s.Name, d.cfg.Name, p.Name)
+		r.prog.Tick("%s", p.Name)
 		ro, err := r.run(s, p, d, 1, 0, r.cfg.CountOps, nil)
 		if err != nil {
 			return nil, err

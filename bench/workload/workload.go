@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/progress"
 )
 
 // Config is one run of the workload benchmark. Defaults gives the three
@@ -102,7 +104,7 @@ type dbInst struct {
 
 type runner struct {
 	cfg  Config
-	prog *progress
+	prog *progress.Printer
 	res  *Result
 }
 
@@ -207,7 +209,7 @@ func Run(cfg Config) (*Result, error) {
 }
 
 func run(cfg Config, dataDir string) (*Result, error) {
-	r := &runner{cfg: cfg, prog: newProgress(cfg.Progress)}
+	r := &runner{cfg: cfg, prog: progress.New(cfg.Progress)}
 	r.res = &Result{Config: cfg, Start: time.Now(), Cells: map[cellKey]map[string]*cellStats{},
 		Truth: map[string]map[string]map[string]truthCounts{}}
 	res := r.res
@@ -218,7 +220,7 @@ func run(cfg Config, dataDir string) (*Result, error) {
 	if cfg.Mode == "tiny" {
 		n, probes = 20_000, 100_000
 	}
-	r.prog.stage("false-positive rates of bloom and cuckoo, %d keys, %d probes per budget", n, probes)
+	r.prog.Stage("false-positive rates of bloom and cuckoo, %d keys, %d probes per budget", n, probes)
 	res.BloomFPR = measureFPR(famBloom, n, probes, cfg.Seed)
 	res.CuckooFPR = measureFPR(famCuckoo, n, probes, cfg.Seed)
 	for _, b := range cfg.Budgets {
@@ -239,7 +241,7 @@ func run(cfg Config, dataDir string) (*Result, error) {
 		}
 	}
 	res.Elapsed = time.Since(res.Start)
-	r.prog.done()
+	r.prog.Stage("done")
 	if err := writeReport(res); err != nil {
 		return res, err
 	}
@@ -317,7 +319,7 @@ func (r *runner) shape(s shapeSpec, dataDir string) error {
 	os.RemoveAll(filepath.Join(base, "reference"))
 	truth := map[string]map[string]truthCounts{}
 	for _, d := range dbs {
-		r.prog.stage("count %s: %s", s.Name, d.cfg.Name)
+		r.prog.Stage("count %s: %s", s.Name, d.cfg.Name)
 		t, err := r.countPass(s, d)
 		if err != nil {
 			return fmt.Errorf("counting pass of %s: %w", d.cfg.Name, err)
@@ -385,7 +387,7 @@ func (r *runner) reference(s shapeSpec, base string) (layout, lsmShape, error) {
 		return lay, lsmShape{Sublevels: lay.Sublevels}, nil
 	}
 	ref := &organic{cfg: policyCfg{Name: "reference", Family: famNone}, dir: filepath.Join(base, "reference"), st: &ioStats{}}
-	r.prog.stage("load %s: the reference database", s.Name)
+	r.prog.Stage("load %s: the reference database", s.Name)
 	if err := r.loadLockstep(s, []*organic{ref}, 0, uint64(r.entries(s)), r.cfg.FlushEvery); err != nil {
 		return layout{}, lsmShape{}, err
 	}
