@@ -1,0 +1,224 @@
+package static
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/cuckoohash"
+)
+
+// walkRounds places the strays in b.todo by eviction walks, for a build of n
+// keys. A walk that runs out of kicks leaves some entry a stray; it is
+// retried in the next round, so nothing is dropped before the attempt is
+// given up. Each round retries what the last left, a third as many or fewer
+// while the table is below its threshold: a build of millions of keys near
+// it needs a dozen rounds, so the attempt is given up only when rounds stop
+// making progress (maxStalls), or when the kicks of all walks together pass
+// about two a key: a table asked for more than its threshold holds fails
+// after a few, and its budget is better spent on a larger table (see
+// bench/NOTES.md). walkRounds returns the number of entries placed and the
+// fewest strays a round left, 0 when none is left.
+func walkRounds[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, n int) (int, int) {
+	budget := 2*n + 4096
+	placed, best, stalled := 0, math.MaxInt, 0
+	for len(b.todo) > 0 {
+		if strays := len(b.todo); strays < best {
+			best, stalled = strays, 0
+		} else if stalled++; stalled == maxStalls {
+			return placed, best
+		}
+		p, ok := walkRound(b, bs, m, &budget)
+		placed += p
+		if !ok {
+			return placed, best
+		}
+	}
+	return placed, 0
+}
+
+// walkRound runs a walk for each stray in b.todo, lanes of them side by
+// side, a kick of each in turn, so that the cache misses of different walks
+// overlap (each kick prefetches the bucket its walk goes to next). The
+// strays the walks leave become the next round's b.todo. walkRound returns
+// the number of entries placed, and false when the kicks ran past budget.
+func walkRound[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, budget *int) (int, bool) {
+	todo := b.todo
+	b.left = b.left[:0]
+	var ws [lanes]walker[F]
+	next, live, placed := 0, 0, 0
+	for l := range ws {
+		if next < len(todo) {
+			ws[l] = newWalker[F](bs, todo[next])
+			next++
+			live++
+		} else {
+			ws[l].done = true
+		}
+	}
+	for live > 0 {
+		for l := range ws {
+			w := &ws[l]
+			if w.done {
+				continue
+			}
+			res := walkDup
+			if w.kicks > 0 || !held(&ws, l) {
+				res = w.step(b, bs, m)
+			}
+			if res == walkGoing {
+				continue
+			}
+			*budget -= w.kicks
+			switch res {
+			case walkPlaced:
+				placed++
+			case walkFailed:
+				b.left = append(b.left, stray{uint32(w.fp), w.bi, w.oth})
+			}
+			if next < len(todo) {
+				*w = newWalker[F](bs, todo[next])
+				next++
+			} else {
+				w.done = true
+				live--
+			}
+		}
+		if *budget < 0 {
+			return placed, false
+		}
+	}
+	b.todo, b.left = b.left, todo
+	return placed, true
+}
+
+// walkKicks bounds the evictions of one walk; a stray still without a slot
+// after them waits for the next round.
+const walkKicks = 500
+
+// lanes is how many walks run side by side.
+const lanes = 8
+
+// maxStalls is how many rounds of walks in a row may fail to leave fewer
+// strays before a build attempt is given up.
+const maxStalls = 3
+
+const (
+	walkGoing = iota
+	walkPlaced
+	walkDup
+	walkFailed
+)
+
+// stray is an entry without a slot: its fingerprint, the bucket it is to go
+// in and its other bucket.
+type stray struct {
+	fp       uint32
+	home, to uint32
+}
+
+// walker is one stray's walk in progress: fp is to go in bucket
+// bi, whose other bucket is oth. Before its first step bi and oth are the
+// entry's two buckets.
+type walker[F uint16 | uint32] struct {
+	fp      F
+	bi, oth uint32
+	kicks   int
+	done    bool
+}
+
+// held reports whether another walk than ws[l] has in hand the entry that
+// ws[l] has yet to take its first step with. Copies of one key all wait for
+// the walks when the greedy pass found both its buckets full; a copy checked
+// only against the buckets would miss one that another walk holds, and the
+// entry would be placed twice. (A copy that is a stray after a failed walk
+// is checked when it is retried.)
+func held[F uint16 | uint32](ws *[lanes]walker[F], l int) bool {
+	w := &ws[l]
+	for k := range ws {
+		v := &ws[k]
+		if k != l && !v.done && v.fp == w.fp &&
+			(v.bi == w.bi && v.oth == w.oth || v.bi == w.oth && v.oth == w.bi) {
+			return true
+		}
+	}
+	return false
+}
+
+// newWalker starts the walk of e and prefetches its two buckets.
+func newWalker[F uint16 | uint32](bs []slotSet[F], e stray) walker[F] {
+	if hasPrefetch {
+		prefetch(unsafe.Pointer(&bs[0]), &e.home, 2, int(unsafe.Sizeof(bs[0])))
+	}
+	return walker[F]{fp: F(e.fp), bi: e.home, oth: e.to}
+}
+
+// step takes the walk one kick further. Its first step places fp in either
+// of its buckets if one has room (or finds it there already); later steps
+// place it in bi if that has room. Else fp evicts a resident of bi, chosen
+// by the buckets' labels, as in local search allocation (Khosla, "Balls
+// into bins made faster", ESA 2013): a bucket's label is an estimate, from
+// below, of the evictions from it to a bucket with room; the walk evicts
+// the resident whose other bucket has the lowest label and sets bi's label
+// to one more than that. Walks so led turn away from the buckets that
+// earlier walks found crowded. step returns walkGoing while the walk goes
+// on. (These walks replaced random breadth-first walks, which built slower
+// and needed more seeds near the threshold: see bench/NOTES.md.)
+func (w *walker[F]) step(b *Builder, bs []slotSet[F], m uint64) int {
+	L := b.labels
+	bi, oth := uint64(w.bi), uint64(w.oth)
+	if w.kicks == 0 {
+		o1, o2 := offset(bi, oth, m), offset(oth, bi, m)
+		s1, s2 := &bs[bi], &bs[oth]
+		c1, c2 := fill(s1), fill(s2)
+		switch {
+		case min(clash(s1, w.fp, o1), clash(s2, w.fp, o2)) == 0:
+			return walkDup
+		case c1 < cuckoohash.Slots:
+			s1.fp[c1], s1.alt[c1] = w.fp, o1
+			L[bi] = max(L[bi], uint8(c1+1)/cuckoohash.Slots)
+			return walkPlaced
+		case c2 < cuckoohash.Slots:
+			s2.fp[c2], s2.alt[c2] = w.fp, o2
+			L[oth] = max(L[oth], uint8(c2+1)/cuckoohash.Slots)
+			return walkPlaced
+		}
+		if L[oth] < L[bi] || L[oth] == L[bi] && b.next()&1 == 0 {
+			bi, oth = oth, bi
+		}
+	} else {
+		t := &bs[bi]
+		if c := fill(t); c < cuckoohash.Slots {
+			t.fp[c], t.alt[c] = w.fp, offset(bi, oth, m)
+			L[bi] = max(L[bi], uint8(c+1)/cuckoohash.Slots)
+			return walkPlaced
+		}
+		if w.kicks == walkKicks {
+			return walkFailed
+		}
+	}
+	// The resident to evict: the lowest label of its other bucket, ties
+	// broken at random (the rotation r), a resident whose two buckets are
+	// both bi last. The choice has no branch: it cannot be predicted.
+	s := &bs[bi]
+	r := uint(b.next())
+	best := uint(math.MaxUint)
+	for j := range uint(cuckoohash.Slots) {
+		a := other(bi, s.alt[j], m)
+		k := uint(L[a])<<4 | (j-r)&(cuckoohash.Slots-1)<<2 | j
+		if a == bi {
+			k |= 1 << 12
+		}
+		best = min(best, k)
+	}
+	j := best & (cuckoohash.Slots - 1)
+	a := other(bi, s.alt[j], m)
+	L[bi] = uint8(min(uint(L[a])+1, math.MaxUint8))
+	fp := s.fp[j]
+	s.fp[j], s.alt[j] = w.fp, offset(bi, oth, m)
+	w.fp, w.bi, w.oth = fp, uint32(a), uint32(bi)
+	w.kicks++
+	if hasPrefetch {
+		prefetch(unsafe.Pointer(&bs[0]), &w.bi, 1, int(unsafe.Sizeof(bs[0])))
+	}
+	return walkGoing
+}
