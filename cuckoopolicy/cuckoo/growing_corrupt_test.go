@@ -66,7 +66,7 @@ func (p growParts) encode() []byte {
 // inconsistency the decoder names. Each must fail with ErrCorrupt and leave
 // the filter as it was.
 //
-// Over 80 lines: most of it is the table of cases, one mutation a line.
+// Table-driven: exempt from the 80-line function limit.
 func TestGrowingUnmarshalCorrupt(t *testing.T) {
 	g, _ := fillGrowing(t, 0.3, Config{Seed: 5}, 5, 1500)
 	data := marshalGrowing(t, g)

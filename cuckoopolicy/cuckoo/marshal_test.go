@@ -179,7 +179,7 @@ func hdrOf(flags, f, nstash byte, rng, m, seed, kicks, count uint64, stash ...ui
 // fail with ErrCorrupt and leave the filter as it was. The entries with a
 // good checksum reach the checks behind it.
 //
-// Over 80 lines: most of it is the table of cases, one damaged encoding a line.
+// Table-driven: exempt from the 80-line function limit.
 func TestUnmarshalCorrupt(t *testing.T) {
 	f, _ := New(200, Config{FingerprintBits: 10, Seed: 3})
 	fillUntilFull(t, f, 11) // dense, raw, with a stash
