@@ -54,7 +54,7 @@ func PolicyKind(name string, p pebble.FilterPolicy) Kind {
 		data := BuildPolicy(p, ks)
 		switch p.(type) {
 		case pbloom.FilterPolicy:
-			return BloomBlock(data), nil
+			return bloomBlock(data), nil
 		case cuckoopolicy.FilterPolicy, cuckoopolicy.Policy:
 			return CuckooBlock(data), nil
 		}
@@ -86,16 +86,16 @@ func (b CuckooBlock) Count(q *keys.Set) int {
 // Bytes implements Filter.
 func (b CuckooBlock) Bytes() int { return len(b) }
 
-// BloomBlock is a Pebble bloom filter block read with its MayContain.
-type BloomBlock []byte
+// bloomBlock is a Pebble bloom filter block read with its MayContain.
+type bloomBlock []byte
 
 // Contains implements Filter.
-func (b BloomBlock) Contains(key []byte) bool {
+func (b bloomBlock) Contains(key []byte) bool {
 	return pbloom.FilterPolicy(10).MayContain(pebble.TableFilter, b, key)
 }
 
 // Count implements Filter.
-func (b BloomBlock) Count(q *keys.Set) int {
+func (b bloomBlock) Count(q *keys.Set) int {
 	p := pbloom.FilterPolicy(10)
 	c := 0
 	w := q.Width
@@ -108,7 +108,7 @@ func (b BloomBlock) Count(q *keys.Set) int {
 }
 
 // Bytes implements Filter.
-func (b BloomBlock) Bytes() int { return len(b) }
+func (b bloomBlock) Bytes() int { return len(b) }
 
 type policyBlock struct {
 	p    pebble.FilterPolicy
@@ -133,9 +133,9 @@ func CountEach(f interface{ Contains([]byte) bool }, q *keys.Set) int {
 	return c
 }
 
-// Fuse is a binary fuse filter over xxhash64 of the keys (8- or 16-bit
+// fuse is a binary fuse filter over xxhash64 of the keys (8- or 16-bit
 // fingerprints, FastFilter/xorfilter). Lookups include hashing the key.
-type Fuse[T xorfilter.Unsigned] struct{ f *xorfilter.BinaryFuse[T] }
+type fuse[T xorfilter.Unsigned] struct{ f *xorfilter.BinaryFuse[T] }
 
 // FuseKind returns the binary fuse filter with T-sized fingerprints.
 func FuseKind[T xorfilter.Unsigned](name string) Kind {
@@ -146,15 +146,15 @@ func FuseKind[T xorfilter.Unsigned](name string) Kind {
 		if err != nil {
 			return nil, fmt.Errorf("binary fuse: %w", err)
 		}
-		return Fuse[T]{f}, nil
+		return fuse[T]{f}, nil
 	}}
 }
 
 // Contains implements Filter.
-func (f Fuse[T]) Contains(key []byte) bool { return f.f.Contains(cuckoo.Hash(key)) }
+func (f fuse[T]) Contains(key []byte) bool { return f.f.Contains(cuckoo.Hash(key)) }
 
 // Count implements Filter.
-func (f Fuse[T]) Count(q *keys.Set) int {
+func (f fuse[T]) Count(q *keys.Set) int {
 	c := 0
 	w := q.Width
 	for i := 0; i+w <= len(q.Data); i += w {
@@ -166,14 +166,14 @@ func (f Fuse[T]) Count(q *keys.Set) int {
 }
 
 // Bytes implements Filter.
-func (f Fuse[T]) Bytes() int {
+func (f fuse[T]) Bytes() int {
 	var z T
 	return len(f.f.Fingerprints) * int(unsafe.Sizeof(z))
 }
 
-// StdBloom is a standard (unblocked) bloom filter, bits-and-blooms/bloom/v3,
+// stdBloom is a standard (unblocked) bloom filter, bits-and-blooms/bloom/v3,
 // with m = bits*n and k = round(bits*ln 2).
-type StdBloom struct{ f *bloom.BloomFilter }
+type stdBloom struct{ f *bloom.BloomFilter }
 
 // StdBloomKind returns a standard bloom filter with the given bits per key.
 func StdBloomKind(bitsPerKey float64) Kind {
@@ -182,18 +182,18 @@ func StdBloomKind(bitsPerKey float64) Kind {
 		k := uint(math.Max(1, math.Round(bitsPerKey*math.Ln2)))
 		f := bloom.New(m, k)
 		ks.Each(func(key []byte) { f.Add(key) })
-		return StdBloom{f}, nil
+		return stdBloom{f}, nil
 	}}
 }
 
 // Contains implements Filter.
-func (b StdBloom) Contains(key []byte) bool { return b.f.Test(key) }
+func (b stdBloom) Contains(key []byte) bool { return b.f.Test(key) }
 
 // Count implements Filter.
-func (b StdBloom) Count(q *keys.Set) int { return CountEach(b, q) }
+func (b stdBloom) Count(q *keys.Set) int { return CountEach(b, q) }
 
 // Bytes implements Filter.
-func (b StdBloom) Bytes() int { return int((b.f.Cap() + 7) / 8) }
+func (b stdBloom) Bytes() int { return int((b.f.Cap() + 7) / 8) }
 
 // IdealBloomFPR is the false-positive rate of a bloom filter with b bits per
 // key and the best integer number of hash functions: (1 - e^(-k/b))^k.
