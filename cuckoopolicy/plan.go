@@ -128,9 +128,13 @@ func ApplyPlan(opts *pebble.Options, p Plan) {
 // filter halves its rate with every bit where Pebble's bloom filter stalls
 // near 0.3%. L6 pays for the upper levels' bits with 7.2 bits per key and a
 // rate of about 3.0% against bloom(8)'s 2.2-2.6%: absent lookups that read L6
-// filters (IterOptions.UseL6Filters) come out ahead only where they also
-// probe the upper levels, and up to about 1.15x bloom's false positives where
-// nearly all they meet is L6.
+// filters (IterOptions.UseL6Filters) come out ahead where they also probe the
+// upper levels, and meet up to about 1.15x bloom's false positives where
+// nearly all they meet is L6 and its tables are small (bloom rounds a small
+// filter up to whole cache lines). On an LSM whose L6 holds fewer than about
+// nine keys in ten, such as CockroachDB's MVCC keys, where each L6 key has
+// several versions, it takes a few percent more filter bytes than the bloom
+// plan.
 //
 // For a database whose shape or memory differs, PlanFor fits a plan to it.
 func Progressive() Plan {
