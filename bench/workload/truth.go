@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/sstblock"
 )
 
 // fpCounter wraps the filter policy that reads a family's blocks and sorts
@@ -174,19 +175,5 @@ func (r *runner) countPass(s shapeSpec, d *dbInst) (map[string]truthCounts, erro
 // openTable opens the sstable at name through fs, with o's Comparer and
 // KeySchemas; closing the reader closes the file.
 func openTable(fs vfs.FS, name string, o *pebble.Options) (*sstable.Reader, error) {
-	f, err := fs.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	readable, err := sstable.NewSimpleReadable(f)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	r, err := sstable.NewReader(context.Background(), readable, sstable.ReaderOptions{Comparer: o.Comparer, KeySchemas: o.KeySchemas})
-	if err != nil {
-		readable.Close()
-		return nil, err
-	}
-	return r, nil
+	return sstblock.Open(fs, name, sstable.ReaderOptions{Comparer: o.Comparer, KeySchemas: o.KeySchemas})
 }

@@ -30,18 +30,8 @@ const (
 // Other. ro needs the Comparer and KeySchemas of tables not written with
 // Pebble's defaults.
 func Kinds(fs vfs.FS, name string, ro sstable.ReaderOptions) (map[int64]Kind, error) {
-	f, err := fs.Open(name)
+	r, err := Open(fs, name, ro)
 	if err != nil {
-		return nil, err
-	}
-	readable, err := sstable.NewSimpleReadable(f)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	r, err := sstable.NewReader(context.Background(), readable, ro)
-	if err != nil {
-		readable.Close()
 		return nil, err
 	}
 	defer r.Close()
@@ -69,4 +59,24 @@ func Kinds(fs vfs.FS, name string, ro sstable.ReaderOptions) (map[int64]Kind, er
 		m[int64(l.ValueIndex.Offset)] = Value
 	}
 	return m, nil
+}
+
+// Open opens the sstable at name through fs with ro; closing the reader
+// closes the file.
+func Open(fs vfs.FS, name string, ro sstable.ReaderOptions) (*sstable.Reader, error) {
+	f, err := fs.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	readable, err := sstable.NewSimpleReadable(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r, err := sstable.NewReader(context.Background(), readable, ro)
+	if err != nil {
+		readable.Close()
+		return nil, err
+	}
+	return r, nil
 }
