@@ -47,9 +47,9 @@ func fixedPlans() []policyCfg {
 	}
 	cp := cuckoopolicy.Progressive()
 	return []policyCfg{
-		{Name: planBloomNoL6, Family: famPlan, Plan: &noL6, Preset: true},
-		{Name: planBloomProg, Family: famPlan, Plan: &prog, Preset: true},
-		{Name: planProgressive, Family: famPlan, Plan: &cp, Preset: true},
+		{Name: planBloomNoL6, Family: famPlan, Plan: &noL6},
+		{Name: planBloomProg, Family: famPlan, Plan: &prog},
+		{Name: planProgressive, Family: famPlan, Plan: &cp},
 	}
 }
 
@@ -79,7 +79,7 @@ func (r *runner) planFors(s shapeSpec, dbs []*dbInst) ([]policyCfg, error) {
 			db.Close()
 			return nil, fmt.Errorf("PlanFor for %s: %w", q.name, err)
 		}
-		out = append(out, policyCfg{Name: q.name, Family: famPlan, Plan: &p, Preset: true})
+		out = append(out, policyCfg{Name: q.name, Family: famPlan, Plan: &p})
 		r.res.Plans = append(r.res.Plans, planRow{Shape: s.Name, Name: q.name, Plan: p, Budget: q.bytes, UseL6: q.useL6})
 	}
 	return out, db.Close()
@@ -98,7 +98,7 @@ func findDB(dbs []*dbInst, name string) *dbInst {
 // except for the filter plans when not every policy is timed (quick mode),
 // which are counted on the absent paths their targets judge.
 func (r *runner) countsPath(d *dbInst, p pathSpec) bool {
-	return r.cfg.TimeAll || !d.cfg.Preset || p.Present == 0
+	return r.cfg.TimeAll || d.cfg.Family != famPlan || p.Present == 0
 }
 
 // timesPlan says whether a filter plan is timed in shape s and regime g.

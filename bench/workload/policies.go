@@ -30,7 +30,6 @@ type policyCfg struct {
 	Tuned    *cuckoopolicy.Policy // an explicit cuckoo configuration, on every level
 	TunedFor int                  // the bloom budget whose rate Tuned matches
 	Plan     *cuckoopolicy.Plan   // famPlan: the policy of each level (nil: none)
-	Preset   bool                 // one of the filter plans of plans.go (Config.FilterPlans)
 }
 
 func (p policyCfg) policy(b int) pebble.FilterPolicy {

@@ -445,13 +445,13 @@ func (r *runner) timed(s shapeSpec, g regimeSpec, dbs []*dbInst) []*dbInst {
 	var out []*dbInst
 	for _, d := range dbs {
 		c := d.cfg
-		if c.Preset {
+		if c.Family == famPlan {
 			if r.timesPlan(c, s, g) {
 				out = append(out, d)
 			}
 			continue
 		}
-		if c.Family == famNone || c.PerLevel || c.Plan != nil || (c.Tuned == nil && slices.Contains(r.cfg.Budgets, c.B)) {
+		if c.Family == famNone || c.PerLevel || (c.Tuned == nil && slices.Contains(r.cfg.Budgets, c.B)) {
 			out = append(out, d)
 		}
 	}
