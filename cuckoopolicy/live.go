@@ -1,0 +1,307 @@
+package cuckoopolicy
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// DefaultRefitInterval is the least time between two refits of a LivePlan
+// unless NewLivePlan is given another.
+const DefaultRefitInterval = time.Minute
+
+// ErrStarted is LivePlan.Start's error when the plan runs already.
+var ErrStarted = errors.New("cuckoopolicy: live plan already started")
+
+// LivePlan is a plan that fits itself to a running database and refits as
+// it grows, keeping the filter bytes the lookups load within its ceiling
+// (PlanConfig.MaxFilterBytes). Set it on the options before Open with
+// Apply, then call Start with the open database; it refits after flushes,
+// compactions and ingests, at most once per refit interval, in a goroutine of
+// its own: writes and reads never wait for it. Call Stop before closing the
+// database.
+//
+// Each level gets a policy object of this package's family that writes each
+// new table at the budget of the latest fit: every block carries its own
+// parameters, so any reader of this package reads them all, and a table's
+// filter is always read by the policy its properties name. The levels write
+// only this package's filters, at least 4 bits per key (a plan without them,
+// and Pebble's bloom filter below 9 bits per key, are FitPlan's); L6 has no
+// filter unless PlanConfig.UseL6 is set, and a ceiling of 0 writes none.
+// Before the first fit every level writes FilterPolicy(10)'s filters.
+//
+// Tables keep the filters they were written with until compactions rewrite
+// them, so after a refit the filter bytes approach the new plan's as
+// compactions run; the report's estimate is the plan's, on the current
+// tables. The OPTIONS file names each level's policy as this package's, so
+// options parsed from it read every table's filter.
+//
+// A LivePlan is safe for concurrent use. Its zero value is not usable: call
+// NewLivePlan.
+type LivePlan struct {
+	cfg      PlanConfig
+	interval time.Duration
+	levels   [7]*liveLevel
+	state    atomic.Pointer[[7]config] // what each level writes now
+
+	mu      sync.Mutex
+	db      *pebble.DB
+	status  LiveStatus
+	last    time.Time
+	kick    chan struct{}
+	done    chan struct{}
+	stopped bool
+	wg      sync.WaitGroup
+}
+
+// LiveStatus is what a LivePlan has done: its latest fit's report (the plan
+// its levels write now, its bytes and expected false positives at equal
+// memory beside the alternatives), how many fits it has run, when the last
+// ran and how long it took, and the error of the last, if it failed (the
+// levels then keep the plan before it).
+type LiveStatus struct {
+	PlanReport
+	Refits   int
+	LastFit  time.Time
+	FitTime  time.Duration
+	FitError error
+}
+
+// liveLevel is a LivePlan's policy for one level.
+type liveLevel struct {
+	lp    *LivePlan
+	level int
+}
+
+var _ pebble.FilterPolicy = (*liveLevel)(nil)
+
+// Name implements the pebble.FilterPolicy interface: this package's name.
+func (l *liveLevel) Name() string { return PolicyName }
+
+// MayContain implements the pebble.FilterPolicy interface, as
+// FilterPolicy.MayContain does.
+func (l *liveLevel) MayContain(ftype pebble.FilterType, filter, key []byte) bool {
+	return FilterPolicy(0).MayContain(ftype, filter, key)
+}
+
+// NewWriter implements the pebble.FilterPolicy interface: a writer at the
+// level's budget of the moment.
+func (l *liveLevel) NewWriter(ftype pebble.FilterType) pebble.FilterWriter {
+	c := l.current()
+	if c.f == 0 {
+		c = FilterPolicy(MinBitsPerKey).config() // builds never fail
+	}
+	return newWriter(c)
+}
+
+func (l *liveLevel) current() config { return l.lp.state.Load()[l.level] }
+
+// String returns the level's policy of the moment.
+func (l *liveLevel) String() string { return "live " + policyLabel(l) }
+
+// NewLivePlan returns a live plan for cfg that refits at most once per
+// interval (0 means DefaultRefitInterval).
+func NewLivePlan(cfg PlanConfig, interval time.Duration) *LivePlan {
+	if interval <= 0 {
+		interval = DefaultRefitInterval
+	}
+	lp := &LivePlan{cfg: cfg.withDefaults(), interval: interval, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	var init [7]config
+	for l := range lp.levels {
+		lp.levels[l] = &liveLevel{lp: lp, level: l}
+		init[l] = FilterPolicy(10).config()
+	}
+	lp.state.Store(&init)
+	lp.status.Config = lp.cfg
+	return lp
+}
+
+// Apply configures opts for the live plan, as ApplyPlan does for a plan:
+// every level's policy (the plan's level objects; pebble.NoFilterPolicy on
+// L6 without UseL6, and everywhere for a ceiling of 0), the readers of
+// both families, and an event listener, chained after opts.EventListener,
+// that asks for a refit after each flush, compaction and ingest. Call it
+// before pebble.Open. It panics if opts is nil, as a programming error.
+func (lp *LivePlan) Apply(opts *pebble.Options) {
+	if opts == nil {
+		panic("cuckoopolicy: LivePlan.Apply with nil *pebble.Options")
+	}
+	var p Plan
+	if lp.cfg.MaxFilterBytes > 0 {
+		for l := range p {
+			p[l] = lp.levels[l]
+		}
+		if !lp.cfg.UseL6 {
+			p[6] = nil
+		}
+	}
+	ApplyPlan(opts, p)
+	ask := func() {
+		select {
+		case lp.kick <- struct{}{}:
+		default:
+		}
+	}
+	el := pebble.EventListener{
+		FlushEnd:      func(pebble.FlushInfo) { ask() },
+		CompactionEnd: func(pebble.CompactionInfo) { ask() },
+		TableIngested: func(pebble.TableIngestInfo) { ask() },
+	}
+	if opts.EventListener != nil {
+		el = pebble.TeeEventListener(*opts.EventListener, el)
+	}
+	opts.EventListener = &el
+}
+
+// Start fits the plan to db, an open database whose options Apply
+// configured, and starts refitting it as db changes. It returns the first
+// fit's error (ErrNilDB, ErrClosed, or Pebble's): the plan then keeps
+// running and tries again after the next change. Start on a started plan
+// returns ErrStarted.
+func (lp *LivePlan) Start(db *pebble.DB) error {
+	if db == nil {
+		return ErrNilDB
+	}
+	lp.mu.Lock()
+	if lp.db != nil || lp.stopped {
+		lp.mu.Unlock()
+		return ErrStarted
+	}
+	lp.db = db
+	lp.mu.Unlock()
+	err := lp.Refit()
+	lp.wg.Add(1)
+	go lp.run()
+	return err
+}
+
+// Stop ends the refits and waits for one in progress. The levels keep
+// writing the last plan. Call it before closing the database; Stop is
+// idempotent.
+func (lp *LivePlan) Stop() {
+	lp.mu.Lock()
+	if lp.stopped {
+		lp.mu.Unlock()
+		return
+	}
+	lp.stopped = true
+	close(lp.done)
+	lp.mu.Unlock()
+	lp.wg.Wait()
+}
+
+// Status returns what the plan has done so far.
+func (lp *LivePlan) Status() LiveStatus {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	return lp.status
+}
+
+// Plan returns the plan the levels write now.
+func (lp *LivePlan) Plan() Plan {
+	st := lp.state.Load()
+	var p Plan
+	for l, c := range st {
+		p[l] = c.policy()
+	}
+	if lp.cfg.MaxFilterBytes == 0 {
+		return Plan{}
+	}
+	if !lp.cfg.UseL6 {
+		p[6] = nil
+	}
+	return p
+}
+
+func (lp *LivePlan) run() {
+	defer lp.wg.Done()
+	for {
+		select {
+		case <-lp.done:
+			return
+		case <-lp.kick:
+		}
+		lp.mu.Lock()
+		wait := time.Until(lp.last.Add(lp.interval))
+		lp.mu.Unlock()
+		if wait > 0 {
+			select {
+			case <-lp.done:
+				return
+			case <-time.After(wait):
+			}
+		}
+		_ = lp.Refit() // recorded in the status
+	}
+}
+
+// Refit fits the plan to the database now, whatever the interval, and sets
+// the levels to write it. It returns the fit's error; on an error the levels
+// keep the plan they had. Refit before Start returns ErrNilDB.
+func (lp *LivePlan) Refit() error {
+	lp.mu.Lock()
+	db := lp.db
+	lp.mu.Unlock()
+	if db == nil {
+		return ErrNilDB
+	}
+	start := time.Now()
+	r, err := lp.fit(db)
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	lp.last = time.Now()
+	lp.status.Refits++
+	lp.status.LastFit, lp.status.FitTime, lp.status.FitError = lp.last, time.Since(start), err
+	if err != nil {
+		return err
+	}
+	if lp.cfg.MaxFilterBytes > 0 {
+		var next [7]config
+		for l, p := range r.Plan {
+			next[l] = policyConfig(p)
+		}
+		lp.state.Store(&next)
+	}
+	lp.status.PlanReport = r
+	return nil
+}
+
+func (lp *LivePlan) fit(db *pebble.DB) (PlanReport, error) {
+	s, cur, err := readShape(db, float64(lp.cfg.LevelMultiplier))
+	if err != nil {
+		return PlanReport{}, err
+	}
+	if lp.cfg.Current != nil {
+		cur = optionsPlan(lp.cfg.Current)
+	}
+	m := lp.cfg.model()
+	m.bloom, m.leastCuckoo = false, true
+	return s.report(lp.cfg, cur, m), nil
+}
+
+// policyConfig is the writer configuration of a plan's cuckoo policy; the
+// zero config (no filter) for anything else.
+func policyConfig(p pebble.FilterPolicy) config {
+	switch v := p.(type) {
+	case FilterPolicy:
+		return v.config()
+	case Policy:
+		return v.config()
+	}
+	return config{}
+}
+
+// policy is the Policy a config writes, for reports; nil for the zero
+// config.
+func (c config) policy() pebble.FilterPolicy {
+	switch {
+	case c.f == 0:
+		return nil
+	case c.bitsPerKey > 0 && c.semi && c.f == budgetWidth(c.bitsPerKey, true):
+		return FilterPolicy(c.bitsPerKey)
+	}
+	return Policy{FingerprintBits: c.f, SemiSort: c.semi, LoadFactor: c.load}
+}

@@ -1,0 +1,273 @@
+package cuckoopolicy
+
+import (
+	"errors"
+	"math"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+)
+
+// ErrNilDB is the error of PlanFor, FitPlan and LivePlan.Start for a nil
+// database.
+var ErrNilDB = errors.New("cuckoopolicy: nil *pebble.DB")
+
+// ErrClosed is the error of PlanFor, FitPlan and a live plan's refit on a
+// database that is closed (or closes while it is read).
+var ErrClosed = errors.New("cuckoopolicy: database is closed")
+
+// Plan defaults.
+const (
+	// DefaultPlanBitsPerKey is the most bits per key a plan gives a level
+	// unless PlanConfig.MaxBitsPerKey says otherwise: past it, a cuckoo
+	// filter's rate is below 1e-5, and its bytes are block cache that data
+	// could use.
+	DefaultPlanBitsPerKey = 20
+	// DefaultMinGain is the fewest expected false-positive reads per absent
+	// lookup a plan's step must save for each KiB of filter it adds, unless
+	// PlanConfig.MinGain says otherwise.
+	DefaultMinGain = 1e-6
+	// DefaultLevelMultiplier is Pebble's default Options.LevelMultiplier.
+	DefaultLevelMultiplier = 10
+)
+
+// PlanConfig says what a plan is for. The zero PlanConfig plans no filters.
+type PlanConfig struct {
+	// MaxFilterBytes is the ceiling on the filter bytes the lookups load:
+	// the filters of L0 to L5, and of L6 too with UseL6, counting the levels
+	// the LSM is heading to (see PlanFor). A plan may spend less. 0 plans no
+	// filters.
+	MaxFilterBytes uint64
+	// UseL6 says whether the lookups read L6 filters (iterators with
+	// IterOptions.UseL6Filters); db.Get does not, and a plan for it has no
+	// filter on L6.
+	UseL6 bool
+	// MaxBitsPerKey caps every level's budget; 0 means
+	// DefaultPlanBitsPerKey. It is clamped to [MinBitsPerKey, MaxBitsPerKey].
+	MaxBitsPerKey int
+	// MinGain is the fewest expected false-positive reads per absent lookup
+	// a step must save per KiB of filter it adds; 0 means DefaultMinGain, a
+	// negative value no floor (spend up to the ceiling).
+	MinGain float64
+	// LevelMultiplier is the database's Options.LevelMultiplier; 0 means
+	// DefaultLevelMultiplier.
+	LevelMultiplier int
+	// Current, if not nil, are the options the database runs with: the
+	// report's Current estimate is their levels' policies. If nil, it is
+	// estimated from the filters the tables carry.
+	Current *pebble.Options
+}
+
+func (c PlanConfig) withDefaults() PlanConfig {
+	if c.MaxBitsPerKey == 0 {
+		c.MaxBitsPerKey = DefaultPlanBitsPerKey
+	}
+	c.MaxBitsPerKey = clampBudget(c.MaxBitsPerKey)
+	if c.MinGain == 0 {
+		c.MinGain = DefaultMinGain
+	}
+	if c.LevelMultiplier <= 1 {
+		c.LevelMultiplier = DefaultLevelMultiplier
+	}
+	return c
+}
+
+func (c PlanConfig) model() model {
+	return model{maxBits: c.MaxBitsPerKey, minGain: max(c.MinGain, 0) / 1024, bloom: true, cuckoo: true}
+}
+
+// Estimate is a plan's cost on the LSM a PlanReport describes, by the same
+// model: the filter bytes the lookups load, and the expected false-positive
+// data-block reads of an absent lookup.
+type Estimate struct {
+	Plan           Plan
+	Bytes          uint64
+	FalsePositives float64
+}
+
+// LevelShape is one level as a plan sees it.
+type LevelShape struct {
+	Keys      uint64  // distinct keys (prefixes) its filters hold
+	Tables    int     // its tables
+	Probes    float64 // tables an absent lookup probes there, on average
+	Projected bool    // empty now: planned for the keys it will hold
+}
+
+// PlanReport is a plan with what it costs and what it saves, at equal
+// memory beside the alternatives a user weighs: the filters the database
+// has now, bloom.FilterPolicy(10) everywhere, and the best plan of Pebble's
+// bloom filter alone within the same ceiling (what a bloom user can do
+// without this package). Bytes count the filters the lookups load (L0-L5,
+// and L6 with UseL6), on the levels as they are and as planned for the
+// empty ones.
+type PlanReport struct {
+	Config PlanConfig // with defaults filled in
+	Levels [7]LevelShape
+	Estimate
+	Current   Estimate
+	Bloom10   Estimate
+	BloomOnly Estimate
+	// BelowLeast is set when the ceiling is too small for the least filter
+	// the plan could take (a live plan's 4 bits per key on every level).
+	BelowLeast bool
+}
+
+// PlanFor returns the plan with the fewest expected false-positive data-block
+// reads of an absent point lookup on db's LSM, with at most maxFilterBytes of
+// the filters those lookups load; useL6 says whether they read L6 filters
+// (iterators with IterOptions.UseL6Filters; db.Get does not, and with useL6
+// false the plan has no filter on L6). It is FitPlan with the other settings
+// at their defaults, for one-shot use; LivePlan keeps a plan fitted as the
+// database grows.
+func PlanFor(db *pebble.DB, maxFilterBytes uint64, useL6 bool) (Plan, error) {
+	r, err := FitPlan(db, PlanConfig{MaxFilterBytes: maxFilterBytes, UseL6: useL6})
+	return r.Plan, err
+}
+
+// FitPlan returns the plan for db that cfg asks for, with its report.
+//
+// The model: an absent lookup probes, in each level, the tables whose key
+// range holds it (in L0 they overlap; L6 only with UseL6), a table in
+// proportion to its keys, and a table's filter admits it with the rate its
+// policy gives on that table. Each candidate is costed per table as the
+// writer builds it: this package's blocks by the writer's own sizing (small
+// tables included) and rates from the fingerprint width and load, Pebble's
+// bloom blocks by its line rounding and its measured curve (embedded in the
+// package), for every budget from 1 (bloom) or 4 (cuckoo) bits per key to
+// the cap. How many tables of each level a lookup probes, and how many
+// versions each level holds per key prefix, come from a sample of a few
+// thousand positions spread over every level's tables in proportion to
+// their entries (L0 included), read through db.ScanInternal. Table bounds
+// are compared bytewise.
+//
+// Empty levels between L0 and the deepest populated level are planned for
+// the keys they will hold, a LevelMultiplier-th of the level below, in
+// tables of that level's size, and their bytes count against the ceiling:
+// the plan keeps to it as those levels form. Other empty levels take the
+// policy of the nearest planned level above them (or, above every planned
+// level, of the first).
+//
+// The search: the greedy over each level's lower convex hull of (bytes,
+// false positives), dominated points removed, taking the step that saves
+// the most per byte first, with a fractional last step (a cuckoo Policy at
+// the load the bytes left give), and an exact search over every level's
+// whole-budget choices with bytes rounded up to 1/8192 of the largest
+// plan's; FitPlan keeps the better. So the plan is never worse than the
+// best choice of whole budgets per level within the ceiling less 7/8192 of
+// the largest plan's bytes, and never takes more than the ceiling by the
+// model. Both stop where the next step saves less than MinGain per KiB.
+//
+// A plan is bits per key, level by level: as the database grows its bytes
+// grow with the keys, as any bits-per-key policy's do. FitPlan returns
+// ErrNilDB for a nil db, ErrClosed for a closed one, and the errors Pebble
+// returns reading it.
+func FitPlan(db *pebble.DB, cfg PlanConfig) (PlanReport, error) {
+	cfg = cfg.withDefaults()
+	if db == nil {
+		return PlanReport{Config: cfg}, ErrNilDB
+	}
+	s, cur, err := readShape(db, float64(cfg.LevelMultiplier))
+	if err != nil {
+		return PlanReport{Config: cfg}, err
+	}
+	if cfg.Current != nil {
+		cur = optionsPlan(cfg.Current)
+	}
+	return s.report(cfg, cur, cfg.model()), nil
+}
+
+// report is FitPlan on a known shape for model m, with cur the database's
+// policies.
+func (s shape) report(cfg PlanConfig, cur Plan, m model) PlanReport {
+	if !cfg.UseL6 {
+		s.probes[6] = 0
+	}
+	r := PlanReport{Config: cfg}
+	for l := range r.Levels {
+		r.Levels[l] = LevelShape{Keys: s.keys[l], Tables: s.tables[l], Probes: s.probes[l], Projected: s.projected[l]}
+	}
+	budget := float64(cfg.MaxFilterBytes)
+	p, fits := s.plan(budget, m)
+	r.BelowLeast = !fits
+	r.Estimate = s.estimate(p)
+	r.Current = s.estimate(cur)
+	b10 := bloom.FilterPolicy(10)
+	r.Bloom10 = s.estimate(Plan{b10, b10, b10, b10, b10, b10, b10})
+	bm := cfg.model()
+	bm.cuckoo, bm.minGain = false, 0
+	bp, _ := s.plan(budget, bm)
+	r.BloomOnly = s.estimate(bp)
+	if !cfg.UseL6 {
+		r.Bloom10.Plan[6] = nil
+	}
+	return r
+}
+
+// plan returns the plan of the model on s within budget bytes, and whether
+// its least filters fit. s.probes[6] is 0 for a plan without L6 filters.
+func (s *shape) plan(budget float64, m model) (Plan, bool) {
+	var p Plan
+	if budget <= 0 && !m.leastCuckoo {
+		return p, true
+	}
+	c, fits := s.solve(budget, m)
+	planned := -1
+	for l := range p {
+		if s.active(l) {
+			p[l] = c[l].policy
+			if planned < 0 {
+				planned = l
+			}
+		}
+	}
+	if planned < 0 {
+		return Plan{}, fits
+	}
+	for l := range p {
+		switch {
+		case s.active(l):
+		case l < planned:
+			p[l] = p[planned]
+		default:
+			p[l] = p[l-1]
+		}
+	}
+	if s.probes[6] == 0 {
+		p[6] = nil
+	}
+	return p, fits
+}
+
+// estimate is a plan's cost on s, on the levels the lookups load.
+func (s *shape) estimate(p Plan) Estimate {
+	e := Estimate{Plan: p}
+	var bytes float64
+	for l := range p {
+		if !s.active(l) {
+			continue
+		}
+		b, fp := s.levelCost(l, p[l])
+		bytes += b
+		e.FalsePositives += fp
+	}
+	e.Bytes = uint64(math.Round(bytes))
+	return e
+}
+
+// optionsPlan is the policy each level of opts writes: a nil level takes
+// the level above's, as Pebble does.
+func optionsPlan(opts *pebble.Options) Plan {
+	var p Plan
+	var prev pebble.FilterPolicy
+	for l := range p {
+		fp := opts.Levels[l].FilterPolicy
+		if fp == nil {
+			fp = prev
+		}
+		prev = fp
+		if fp != pebble.NoFilterPolicy {
+			p[l] = fp
+		}
+	}
+	return p
+}

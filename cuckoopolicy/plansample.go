@@ -1,0 +1,372 @@
+package cuckoopolicy
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/rangekey"
+	"github.com/cockroachdb/pebble/v2/sstable/block"
+)
+
+// The sample readShape takes: samplePositions positions spread over every
+// level's tables in proportion to their entries, for the probes; at every
+// sampleEvery-th, the versions of one key prefix (at most sampleVersions),
+// for the keys per prefix of each level.
+const (
+	samplePositions = 4096
+	sampleEvery     = 8
+	sampleVersions  = 1024
+)
+
+// span is a table's user-key bounds and entries.
+type span struct {
+	lo, hi  []byte
+	entries uint64
+}
+
+// readShape reads db's LSM: its shape, with the empty levels between L0 and
+// the deepest populated level projected at mult, and the plan its tables'
+// filters follow. It turns the panic of a closed database into ErrClosed; a
+// database closed while it runs may still panic inside Pebble.
+func readShape(db *pebble.DB, mult float64) (s shape, cur Plan, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok && errors.Is(e, pebble.ErrClosed) {
+				s, cur, err = shape{}, Plan{}, fmt.Errorf("%w: %v", ErrClosed, e)
+				return
+			}
+			panic(r)
+		}
+	}()
+	// Pebble's SSTables on a closed database panics deep inside (and leaves
+	// the database unusable); NewIter panics with ErrClosed first thing.
+	it, err := db.NewIter(nil)
+	if err != nil {
+		return s, cur, err
+	}
+	if err := it.Close(); err != nil {
+		return s, cur, err
+	}
+	levels, err := db.SSTables(pebble.WithProperties())
+	if err != nil {
+		return s, cur, err
+	}
+	var spans [7][]span
+	for l, tables := range levels {
+		for _, t := range tables {
+			var n uint64
+			if t.Properties != nil {
+				n = t.Properties.NumEntries
+			}
+			spans[l] = append(spans[l], span{t.Smallest.UserKey, t.Largest.UserKey, n})
+		}
+		s.tables[l] = len(tables)
+	}
+	// Sorted by smallest key, for covering; L0's overlap and stay as read.
+	for l := 1; l < 7; l++ {
+		slices.SortFunc(spans[l], func(a, b span) int { return bytes.Compare(a.lo, b.lo) })
+	}
+	positions := samplePositionsOf(&spans)
+	if len(positions) == 0 {
+		// No entries to weigh by: one probe a populated level.
+		for l := range s.probes {
+			if s.tables[l] > 0 {
+				s.probes[l] = 1
+			}
+		}
+	}
+	for l := range spans {
+		if len(positions) == 0 || s.tables[l] == 0 {
+			continue
+		}
+		n := 0
+		for _, k := range positions {
+			n += covering(spans[l], k, l == 0)
+		}
+		// A level the sample missed still holds keys some lookup may meet.
+		s.probes[l] = max(float64(n), 0.5) / float64(len(positions))
+	}
+	share, err := prefixShares(db, positions)
+	if err != nil {
+		return s, cur, err
+	}
+	for l, tables := range levels {
+		var sizes []uint64
+		for _, sp := range spans[l] {
+			sizes = append(sizes, uint64(math.Ceil(float64(sp.entries)*share[l])))
+		}
+		s.sizes[l] = groupSizes(sizes)
+		for _, g := range s.sizes[l] {
+			s.keys[l] += g.keys * uint64(g.count)
+		}
+		cur[l] = tablePolicy(tables, s.sizes[l])
+	}
+	s.project(mult, &cur)
+	return s, cur, nil
+}
+
+// samplePositionsOf returns positions spread over the tables of every level
+// in proportion to their entries: within a table, keys interpolated between
+// its bounds at evenly spaced fractions.
+func samplePositionsOf(spans *[7][]span) [][]byte {
+	var all []span
+	var total uint64
+	for _, ss := range spans {
+		for _, sp := range ss {
+			if sp.entries > 0 {
+				all = append(all, sp)
+				total += sp.entries
+			}
+		}
+	}
+	if total == 0 {
+		return nil
+	}
+	cum := make([]uint64, len(all)) // entries before each table
+	var c uint64
+	for i, sp := range all {
+		cum[i] = c
+		c += sp.entries
+	}
+	pos := make([][]byte, 0, samplePositions)
+	for i := range samplePositions {
+		u := (float64(i) + 0.5) / samplePositions * float64(total)
+		t := sort.Search(len(cum), func(j int) bool { return float64(cum[j]) > u }) - 1
+		sp := all[max(t, 0)]
+		pos = append(pos, interpolate(sp.lo, sp.hi, (u-float64(cum[max(t, 0)]))/float64(sp.entries)))
+	}
+	return pos
+}
+
+// interpolate returns a key about fraction v of the way from lo to hi,
+// reading the 8 bytes after their common prefix as a number, within
+// [lo, hi] bytewise.
+func interpolate(lo, hi []byte, v float64) []byte {
+	if bytes.Compare(lo, hi) >= 0 {
+		return slices.Clone(lo)
+	}
+	p := 0
+	for p < len(lo) && p < len(hi) && lo[p] == hi[p] {
+		p++
+	}
+	word := func(b []byte) uint64 {
+		var w [8]byte
+		copy(w[:], b[min(p, len(b)):])
+		return binary.BigEndian.Uint64(w[:])
+	}
+	a, b := word(lo), word(hi)
+	x := a + uint64(v*float64(b-a))
+	k := make([]byte, p+8)
+	copy(k, lo[:p])
+	binary.BigEndian.PutUint64(k[p:], x)
+	k = bytes.TrimRight(k, "\x00")
+	if bytes.Compare(k, lo) < 0 {
+		return slices.Clone(lo)
+	}
+	if bytes.Compare(k, hi) > 0 {
+		return slices.Clone(hi)
+	}
+	return k
+}
+
+// covering returns how many of the spans hold k, compared bytewise. L0's
+// tables overlap and are counted one by one; a lower level's are sorted and
+// disjoint, so at most one holds k.
+func covering(spans []span, k []byte, overlapping bool) int {
+	if overlapping {
+		n := 0
+		for _, sp := range spans {
+			if bytes.Compare(sp.lo, k) <= 0 && bytes.Compare(k, sp.hi) <= 0 {
+				n++
+			}
+		}
+		return n
+	}
+	i := sort.Search(len(spans), func(i int) bool { return bytes.Compare(spans[i].hi, k) >= 0 })
+	if i < len(spans) && bytes.Compare(spans[i].lo, k) <= 0 {
+		return 1
+	}
+	return 0
+}
+
+// errWindow ends a scan early.
+var errWindow = errors.New("window read")
+
+// prefixShares returns, per level, the share of its entries that begin a
+// new key prefix: the keys its filters hold per entry. At every sampleEvery-th
+// position it takes the next key through an iterator, the versions of its
+// prefix (SeekPrefixGE stops at the prefix's end, by the database's own
+// comparer), and where each of those versions lives (db.ScanInternal names
+// the level of each key it visits). A level the sample never meets counts
+// one key per entry.
+func prefixShares(db *pebble.DB, positions [][]byte) (share [7]float64, err error) {
+	for l := range share {
+		share[l] = 1
+	}
+	it, err := db.NewIter(nil)
+	if err != nil {
+		return share, err
+	}
+	defer it.Close()
+	var entries, prefixes [7]float64
+	var versions [][]byte
+	for i := 0; i < len(positions); i += sampleEvery {
+		// From the key at the position, on to the first key of the next
+		// prefix: the position may fall among a prefix's versions.
+		if !it.SeekGE(positions[i]) {
+			continue
+		}
+		last := slices.Clone(it.Key())
+		if len(last) > 0 { // an empty prefix would match every key
+			for ok, v := it.SeekPrefixGE(last), 0; ok && v < sampleVersions; ok, v = it.Next(), v+1 {
+				last = append(last[:0], it.Key()...)
+			}
+		}
+		if !it.SeekGE(last) || !it.Next() {
+			continue
+		}
+		first := slices.Clone(it.Key())
+		versions = append(versions[:0], first)
+		for ok, v := it.SeekPrefixGE(first), 0; ok && v < sampleVersions; ok, v = it.Next(), v+1 {
+			if !bytes.Equal(it.Key(), first) {
+				versions = append(versions, slices.Clone(it.Key()))
+			}
+		}
+		var seen [7]bool
+		upper := append(slices.Clone(versions[len(versions)-1]), 0)
+		err := db.ScanInternal(context.Background(), block.CategoryUnknown, first, upper,
+			func(k *pebble.InternalKey, _ pebble.LazyValue, at pebble.IteratorLevel) error {
+				if at.Kind == pebble.IteratorLevelLSM && at.Level >= 0 && at.Level < 7 {
+					entries[at.Level]++
+					if !seen[at.Level] {
+						seen[at.Level] = true
+						prefixes[at.Level]++
+					}
+				}
+				return nil
+			},
+			func(start, end []byte, seq pebble.SeqNum) error { return nil },
+			func(start, end []byte, keys []rangekey.Key) error { return nil },
+			nil, nil)
+		if err != nil && !errors.Is(err, errWindow) {
+			return share, err
+		}
+	}
+	for l := range share {
+		if entries[l] > 0 {
+			share[l] = prefixes[l] / entries[l]
+		}
+	}
+	return share, it.Error()
+}
+
+// groupSizes buckets table sizes within about 2% of each other.
+func groupSizes(sizes []uint64) []group {
+	if len(sizes) == 0 {
+		return nil
+	}
+	byBucket := map[int]*[2]uint64{} // bucket -> {sum, count}
+	for _, n := range sizes {
+		if n == 0 {
+			continue
+		}
+		b := int(math.Round(math.Log(float64(n)) / math.Log(1.02)))
+		e := byBucket[b]
+		if e == nil {
+			e = new([2]uint64)
+			byBucket[b] = e
+		}
+		e[0] += n
+		e[1]++
+	}
+	g := make([]group, 0, len(byBucket))
+	for _, e := range byBucket {
+		g = append(g, group{keys: (e[0] + e[1]/2) / e[1], count: int(e[1])})
+	}
+	slices.SortFunc(g, func(a, b group) int { return int(a.keys) - int(b.keys) })
+	return g
+}
+
+// tablePolicy returns the policy the level's filters were written with, as
+// the model can cost it: the family of most of its entries, at the budget
+// whose bytes on the level's tables come nearest theirs.
+func tablePolicy(tables []pebble.SSTableInfo, sizes []group) pebble.FilterPolicy {
+	byName := map[string][2]uint64{} // name -> {entries, filter bytes}
+	for _, t := range tables {
+		if t.Properties == nil {
+			continue
+		}
+		e := byName[t.Properties.FilterPolicyName]
+		e[0] += t.Properties.NumEntries
+		e[1] += t.Properties.FilterSize
+		byName[t.Properties.FilterPolicyName] = e
+	}
+	var name string
+	var most, filterBytes, all uint64
+	for n, e := range byName {
+		all += e[0]
+		if e[0] > most || (e[0] == most && n < name) {
+			name, most, filterBytes = n, e[0], e[1]
+		}
+	}
+	if most == 0 || filterBytes == 0 {
+		return nil
+	}
+	// The level's bytes if all its tables had this family's filters.
+	target := float64(filterBytes) * float64(all) / float64(most)
+	var family func(b int) pebble.FilterPolicy
+	switch name {
+	case PolicyName:
+		family = func(b int) pebble.FilterPolicy { return FilterPolicy(b) }
+	case bloom.FilterPolicy(10).Name():
+		family = func(b int) pebble.FilterPolicy { return bloom.FilterPolicy(b) }
+	default:
+		return nil
+	}
+	var best pebble.FilterPolicy
+	bestDiff := math.Inf(1)
+	for b := 1; b <= MaxBitsPerKey; b++ {
+		var bytes float64
+		for _, g := range sizes {
+			tb, _, _ := tableCost(family(b), g.keys)
+			bytes += float64(g.count) * tb
+		}
+		if d := math.Abs(bytes - target); d < bestDiff {
+			best, bestDiff = family(b), d
+		}
+	}
+	return best
+}
+
+// project plans the empty levels between L0 and the deepest populated one
+// for the keys they will hold: each a mult-th of the level below, in tables
+// of that level's size, probed as often. Their current policy is the level
+// below's.
+func (s *shape) project(mult float64, cur *Plan) {
+	deepest := 0
+	for l := 1; l < 7; l++ {
+		if s.tables[l] > 0 {
+			deepest = l
+		}
+	}
+	for l := deepest - 1; l >= 1; l-- {
+		if s.tables[l] > 0 || s.keys[l+1] == 0 || s.tables[l+1] == 0 {
+			continue
+		}
+		per := max(s.keys[l+1]/uint64(s.tables[l+1]), 1)
+		s.keys[l] = max(uint64(float64(s.keys[l+1])/mult), 1)
+		s.tables[l] = int((s.keys[l] + per - 1) / per)
+		s.probes[l] = max(s.probes[l+1], 0.5/samplePositions)
+		s.sizes[l] = nil
+		s.projected[l] = true
+		cur[l] = cur[l+1]
+	}
+}

@@ -1,0 +1,149 @@
+package cuckoopolicy
+
+import (
+	"math"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/cuckoohash"
+)
+
+// This file is the one byte model: what a filter block of each policy costs
+// on a table of n distinct keys, and the false-positive rate it gives there.
+// The writer sizes its tables with config.buckets, and tableBuckets and
+// blockBytes below call it, so a plan costs a candidate exactly as the writer
+// will build it. Bloom's sizing is Pebble v2.1.7's (bloom.go, Finish).
+
+// tableBuckets is the bucket count the static builder starts from for n
+// distinct keys: the writer's size, raised to one bucket per four keys.
+func (c config) tableBuckets(n uint64) uint64 {
+	if n == 0 {
+		return 0
+	}
+	return max(c.buckets(int(min(n, math.MaxInt32))), (n+cuckoohash.Slots-1)/cuckoohash.Slots, 1)
+}
+
+// blockBytes is the filter block the writer appends for n distinct keys:
+// the packed table, its padding and the trailer. The builder grows a table
+// only when placement fails at the planned load, which the budget rule's
+// loads leave room to avoid.
+func (c config) blockBytes(n uint64) float64 {
+	tb, _ := cuckoohash.TableBytes(c.tableBuckets(n), uint(c.f), c.semi)
+	return float64(tb + trailerLen)
+}
+
+// rate is the false-positive rate of the block for n distinct keys: a lookup
+// meets the fingerprints of two buckets at the table's load.
+func (c config) rate(n uint64) float64 {
+	m := c.tableBuckets(n)
+	if m == 0 {
+		return 0
+	}
+	return cuckooRate(c.f, float64(n)/(4*float64(m)))
+}
+
+// cuckooRate is the false-positive rate of a cuckoo table of f-bit
+// fingerprints at the given load: a lookup meets the 8*load fingerprints of
+// its two buckets.
+func cuckooRate(f int, load float64) float64 {
+	return -math.Expm1(8 * load * math.Log1p(-1/(math.Exp2(float64(f))-1)))
+}
+
+// Pebble's bloom block: whole 64-byte lines, an odd number of them, and a
+// 5-byte trailer; k = 0.69*b probes (at least 1, at most 30) in one line.
+const (
+	bloomLineBits = 512
+	bloomTrailer  = 5
+)
+
+func bloomLines(b int, n uint64) uint64 {
+	if n == 0 {
+		return 0
+	}
+	l := (n*uint64(b) + bloomLineBits - 1) / bloomLineBits
+	if l%2 == 0 {
+		l++
+	}
+	return l
+}
+
+// bloomBlockBytes is bloom.FilterPolicy(b)'s block for n distinct keys.
+func bloomBlockBytes(b int, n uint64) float64 {
+	return float64(bloomLines(b, n)*bloomLineBits/8 + bloomTrailer)
+}
+
+func bloomProbes(b int) int { return min(max(int(float64(b)*0.69), 1), 30) }
+
+// bloomRate is bloom.FilterPolicy(b)'s false-positive rate on a table of n
+// distinct keys: the measured curve (bloomFPR, large tables) scaled by what
+// the line rounding gives small tables, from the blocked-bloom rate with
+// Poisson-distributed keys per line.
+func bloomRate(b int, n uint64) float64 {
+	if n == 0 {
+		return 0
+	}
+	lines := bloomLines(b, n)
+	if lines >= 64 { // rounding adds under 1/64 of the bits
+		return bloomFPR[b]
+	}
+	k := bloomProbes(b)
+	r := bloomFPR[b] * blockedBloom(float64(n)/float64(lines), k) / blockedBloom(bloomLineBits/float64(b), k)
+	// Pebble's 32-bit hash leaves a floor of about 0.24% whatever the bits.
+	return min(max(r, bloomFPR[MaxBitsPerKey]), 1)
+}
+
+var blockedMemo sync.Map // [2]float64{lambda, k} -> float64
+
+// blockedBloom is the false-positive rate of a blocked bloom filter of
+// 512-bit lines holding lambda keys on average, k probes a key.
+func blockedBloom(lambda float64, k int) float64 {
+	key := [2]float64{lambda, float64(k)}
+	if v, ok := blockedMemo.Load(key); ok {
+		return v.(float64)
+	}
+	q := math.Pow(1-1.0/bloomLineBits, float64(k)) // a line bit stays clear per key
+	p := math.Exp(-lambda)                         // Poisson(j; lambda)
+	clear := 1.0                                   // q^j
+	sum, mass := 0.0, 0.0
+	for j := 0; j < 4096 && (mass < 1-1e-12 || float64(j) < lambda); j++ {
+		if j > 0 {
+			p *= lambda / float64(j)
+			clear *= q
+		}
+		sum += p * math.Pow(1-clear, float64(k))
+		mass += p
+	}
+	blockedMemo.Store(key, sum)
+	return sum
+}
+
+// tableCost returns a policy's block bytes and false-positive rate on a
+// table of n distinct keys, and false for a policy this model does not know
+// (another family), which it costs as no filter. A nil policy and
+// pebble.NoFilterPolicy cost nothing and pass every key.
+func tableCost(p pebble.FilterPolicy, n uint64) (bytes, rate float64, ok bool) {
+	switch v := p.(type) {
+	case nil:
+		return 0, 1, true
+	case FilterPolicy:
+		c := v.config()
+		return c.blockBytes(n), c.rate(n), true
+	case Policy:
+		c := v.config()
+		return c.blockBytes(n), c.rate(n), true
+	case *liveLevel:
+		c := v.current()
+		if c.f == 0 {
+			return 0, 1, true
+		}
+		return c.blockBytes(n), c.rate(n), true
+	case bloom.FilterPolicy:
+		b := max(int(v), 1)
+		return bloomBlockBytes(b, n), bloomRate(min(b, MaxBitsPerKey), n), true
+	}
+	if p == pebble.NoFilterPolicy {
+		return 0, 1, true
+	}
+	return 0, 1, false
+}
