@@ -145,3 +145,58 @@ func FilterUsage(db *pebble.DB) ([]Usage, error) {
 	}
 	return rows, nil
 }
+
+// Mismatch is a FilterUsage row whose tables do not carry the filter the
+// options write on their level: tables of another family, or without a
+// filter where the level has one, or with one where it has none.
+type Mismatch struct {
+	Usage
+	Want  string  // the policy name the options write on the level; "" for no filter
+	Share float64 // the row's share of the level's entries, 0 to 1
+}
+
+// Mismatches returns the rows of FilterUsage's rows whose tables do not
+// carry the filter opts write on their level, with their share of the
+// level's entries: the tables a switch, a plan or a rollback has not reached
+// yet. A level's policy is opts.Levels[l].FilterPolicy, or, where that is
+// nil, the level above's, as Pebble has it; pebble.NoFilterPolicy writes no
+// filter. Policies compare by name, that is by family: a change of budget
+// within a family, which the name does not record, is not a mismatch. An
+// empty result means every table carries its level's family.
+//
+// Compactions rewrite an L6 table only when they bring it keys from L5, and
+// db.Compact never compacts L6 into itself: a rollback that must put filters
+// on every L6 table has to wait for writes that reach them. Mismatches is how
+// to watch that, with Usage.ReadBy for whether the old filters are read
+// meanwhile.
+func Mismatches(rows []Usage, opts *pebble.Options) []Mismatch {
+	var want Plan
+	if opts != nil {
+		want = optionsPlan(opts)
+	}
+	var entries [7]uint64
+	for _, u := range rows {
+		if u.Level >= 0 && u.Level < len(entries) {
+			entries[u.Level] += u.Keys
+		}
+	}
+	var out []Mismatch
+	for _, u := range rows {
+		if u.Level < 0 || u.Level >= len(want) {
+			continue
+		}
+		name := ""
+		if p := want[u.Level]; p != nil {
+			name = p.Name()
+		}
+		if u.Policy == name {
+			continue
+		}
+		m := Mismatch{Usage: u, Want: name}
+		if entries[u.Level] > 0 {
+			m.Share = float64(u.Keys) / float64(entries[u.Level])
+		}
+		out = append(out, m)
+	}
+	return out
+}

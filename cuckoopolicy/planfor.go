@@ -188,14 +188,17 @@ func (s shape) report(cfg PlanConfig, cur Plan, m model) PlanReport {
 	}
 	budget := float64(cfg.MaxFilterBytes)
 	p, fits := s.plan(budget, m)
+	bm := cfg.model()
+	bm.cuckoo, bm.minGain = false, 0
+	bp, _ := s.plan(budget, bm)
+	if !cfg.UseL6 {
+		p[6], bp[6] = nil, nil
+	}
 	r.BelowLeast = !fits
 	r.Estimate = s.estimate(p)
 	r.Current = s.estimate(cur)
 	b10 := bloom.FilterPolicy(10)
 	r.Bloom10 = s.estimate(Plan{b10, b10, b10, b10, b10, b10, b10})
-	bm := cfg.model()
-	bm.cuckoo, bm.minGain = false, 0
-	bp, _ := s.plan(budget, bm)
 	r.BloomOnly = s.estimate(bp)
 	if !cfg.UseL6 {
 		r.Bloom10.Plan[6] = nil
@@ -204,7 +207,8 @@ func (s shape) report(cfg PlanConfig, cur Plan, m model) PlanReport {
 }
 
 // plan returns the plan of the model on s within budget bytes, and whether
-// its least filters fit. s.probes[6] is 0 for a plan without L6 filters.
+// its least filters fit. s.probes[6] is 0 for a plan without L6 filters,
+// whose L6 the caller clears.
 func (s *shape) plan(budget float64, m model) (Plan, bool) {
 	var p Plan
 	if budget <= 0 && !m.leastCuckoo {
@@ -231,9 +235,6 @@ func (s *shape) plan(budget float64, m model) (Plan, bool) {
 		default:
 			p[l] = p[l-1]
 		}
-	}
-	if s.probes[6] == 0 {
-		p[6] = nil
 	}
 	return p, fits
 }

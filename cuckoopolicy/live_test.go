@@ -1,0 +1,140 @@
+package cuckoopolicy_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+)
+
+// TestLivePlan runs a live plan on a database that grows: it fits at Start
+// without a reopen, writes this package's filters on L0-L5 and none on L6,
+// refits after flushes, keeps the model's bytes within its ceiling, loses
+// no key, and stops cleanly. A fit on a closed database is an error.
+func TestLivePlan(t *testing.T) {
+	const budget = 16 << 10
+	lp := cuckoopolicy.NewLivePlan(cuckoopolicy.PlanConfig{MaxFilterBytes: budget}, time.Millisecond)
+	if err := lp.Refit(); !errors.Is(err, cuckoopolicy.ErrNilDB) {
+		t.Errorf("Refit before Start: %v, want ErrNilDB", err)
+	}
+	m := newMigrationDB(t)
+	m.open(lp.Apply)
+	if err := lp.Start(nil); !errors.Is(err, cuckoopolicy.ErrNilDB) {
+		t.Errorf("Start(nil): %v, want ErrNilDB", err)
+	}
+	m.flushTables(2, 2_000)
+	if err := lp.Start(m.db); err != nil {
+		t.Fatal(err)
+	}
+	if err := lp.Start(m.db); !errors.Is(err, cuckoopolicy.ErrStarted) {
+		t.Errorf("second Start: %v, want ErrStarted", err)
+	}
+	st := lp.Status()
+	if st.Refits != 1 || st.FitError != nil || st.Bytes > budget || st.Plan[0] == nil || st.Plan[6] != nil {
+		t.Fatalf("after Start: %d fits, error %v, plan %v of %d bytes; want one fit of a plan within %d bytes, L0 filtered, L6 not", st.Refits, st.FitError, st.Plan, st.Bytes, budget)
+	}
+	if lp.Plan() != st.Plan {
+		t.Errorf("the levels write %v, the fit chose %v", lp.Plan(), st.Plan)
+	}
+	// The flushes ask for refits; wait for one (the interval is 1 ms).
+	m.flushTables(4, 4_000)
+	deadline := time.Now().Add(30 * time.Second)
+	for lp.Status().Refits < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	st = lp.Status()
+	if st.Refits < 2 {
+		t.Fatalf("no refit after four flushes: %+v", st)
+	}
+	if err := lp.Refit(); err != nil {
+		t.Fatal(err)
+	}
+	st = lp.Status()
+	if st.Bytes > budget || st.FalsePositives >= st.Current.FalsePositives && st.Current.Bytes <= st.Bytes {
+		t.Errorf("plan %v: %d bytes, %.4g false positives; current filters %d bytes, %.4g", st.Plan, st.Bytes, st.FalsePositives, st.Current.Bytes, st.Current.FalsePositives)
+	}
+	t.Logf("plan %v: %d bytes, %.4g false positives per absent Get; fit took %v", st.Plan, st.Bytes, st.FalsePositives, st.FitTime)
+	rows, err := cuckoopolicy.FilterUsage(m.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range rows {
+		if u.Level < 6 && u.Policy != cuckoopolicy.PolicyName {
+			t.Errorf("L%d row %+v: want this package's filters", u.Level, u)
+		}
+	}
+	m.checkKeys()
+	lp.Stop()
+	lp.Stop()
+	m.close()
+}
+
+// TestLivePlanClosed checks that a fit on a closed database is ErrClosed,
+// not a panic, and keeps the plan the levels write.
+func TestLivePlanClosed(t *testing.T) {
+	lp := cuckoopolicy.NewLivePlan(cuckoopolicy.PlanConfig{MaxFilterBytes: 1 << 20, UseL6: true}, time.Hour)
+	m := newMigrationDB(t)
+	m.open(lp.Apply)
+	m.flushTables(1, 1_000)
+	if err := lp.Start(m.db); err != nil {
+		t.Fatal(err)
+	}
+	before := lp.Plan()
+	lp.Stop()
+	m.close()
+	if err := lp.Refit(); !errors.Is(err, cuckoopolicy.ErrClosed) {
+		t.Errorf("Refit on a closed database: %v, want ErrClosed", err)
+	}
+	if lp.Plan() != before || lp.Plan()[6] == nil {
+		t.Errorf("after a failed fit the levels write %v, before %v; want unchanged, L6 filtered (UseL6)", lp.Plan(), before)
+	}
+}
+
+// TestLivePlanZeroBudget: a ceiling of 0 writes no filters anywhere.
+func TestLivePlanZeroBudget(t *testing.T) {
+	lp := cuckoopolicy.NewLivePlan(cuckoopolicy.PlanConfig{}, 0)
+	opts := &pebble.Options{}
+	lp.Apply(opts)
+	for l, lo := range opts.Levels {
+		if lo.FilterPolicy != pebble.NoFilterPolicy {
+			t.Errorf("L%d: %v, want NoFilterPolicy", l, lo.FilterPolicy)
+		}
+	}
+	if opts.EventListener == nil || opts.EventListener.FlushEnd == nil {
+		t.Errorf("Apply set no event listener")
+	}
+}
+
+// TestMismatches flags every row whose tables do not carry the family the
+// options write on their level, with its share of the level's entries: a
+// rollback from cuckoo to bloom is done when none is left.
+func TestMismatches(t *testing.T) {
+	m := newMigrationDB(t)
+	m.open(applied(cuckoopolicy.FilterPolicy(10)))
+	m.flushTables(3, 1_000)
+	m.close()
+	opts := &pebble.Options{}
+	cuckoopolicy.Apply(opts, bloom.FilterPolicy(10))
+	m.open(applied(bloom.FilterPolicy(10)))
+	m.flushTables(1, 1_000)
+	rows, err := cuckoopolicy.FilterUsage(m.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mm := cuckoopolicy.Mismatches(rows, opts)
+	if len(mm) != 1 || mm[0].Policy != cuckoopolicy.PolicyName || mm[0].Want != bloomName || mm[0].Level != 0 || mm[0].Share < 0.74 || mm[0].Share > 0.76 {
+		t.Fatalf("mismatches %+v: want L0's cuckoo row, three quarters of its entries, wanting bloom", mm)
+	}
+	none := &pebble.Options{}
+	cuckoopolicy.ApplyPlan(none, cuckoopolicy.Plan{})
+	if mm := cuckoopolicy.Mismatches(rows, none); len(mm) != 2 {
+		t.Errorf("options without filters: mismatches %+v, want both L0 rows", mm)
+	}
+	if mm := cuckoopolicy.Mismatches(rows, nil); len(mm) != 2 {
+		t.Errorf("nil options: mismatches %+v, want both L0 rows", mm)
+	}
+	m.close()
+}
