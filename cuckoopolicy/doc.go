@@ -22,19 +22,23 @@
 // Pebble reads a table's filter only if Options.Filters holds the name of the
 // policy that wrote it; a database whose levels are switched without Apply
 // reads its older tables with no filter until compactions rewrite them.
-// FilterUsage shows how far compactions have carried a switch, and
-// Usage.ReadBy whether given options read each table's filters. Pebble stores
+// FilterUsage shows how far compactions have carried a switch, Mismatches
+// which tables do not yet carry what the options write, and Usage.ReadBy
+// whether given options read each table's filters. Pebble stores
 // the policy's name in the OPTIONS file; to parse one, use ParseHooks, then
 // Apply or ApplyPlan on the parsed options.
 //
 // db.Get never reads L6 filters, and L6 holds most of a steady LSM's keys. A
 // Plan spends the filter bytes where lookups read them: Progressive is a
-// preset for the usual LSM shape, PlanFor fits one to a database and a
-// memory budget.
+// preset for the usual LSM shape; FitPlan (and PlanFor) fits one to a
+// database within a ceiling on the filter bytes the lookups load, and
+// reports it beside the current filters and the best bloom-only plan at the
+// same bytes; a LivePlan, set on the options before Open, refits itself as
+// the database grows, with no reopen.
 //
 // Use Policy for other layouts (plain buckets, a chosen fingerprint width or
 // load). Below 9 bits per key a bloom filter has fewer false positives than
-// this policy: use it from 9 bits up, or let PlanFor choose.
+// this policy: use it from 9 bits up, or let FitPlan choose.
 //
 // # The budget rule
 //

@@ -1,0 +1,108 @@
+package cuckoopolicy_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+)
+
+// fill writes n keys in tables of 1,000 and returns the open database.
+func fill(opts *pebble.Options, n int) *pebble.DB {
+	opts.FS = vfs.NewMem()
+	db, err := pebble.Open("db", opts)
+	if err != nil {
+		panic(err)
+	}
+	for i := range n {
+		if err := db.Set(fmt.Appendf(nil, "user%08d", i*7919%n), []byte("v"), pebble.NoSync); err != nil {
+			panic(err)
+		}
+		if i%1000 == 999 {
+			if err := db.Flush(); err != nil {
+				panic(err)
+			}
+		}
+	}
+	return db
+}
+
+// A plan fitted to a database at the filter bytes its bloom(10) filters take
+// on L0-L5, the levels db.Get reads, set with ApplyPlan at the next open.
+func ExampleFitPlan() {
+	opts := &pebble.Options{DisableAutomaticCompactions: true}
+	cuckoopolicy.Apply(opts, bloom.FilterPolicy(10))
+	db := fill(opts, 8_000)
+	defer db.Close()
+
+	rows, _ := cuckoopolicy.FilterUsage(db)
+	var loaded uint64
+	for _, u := range rows {
+		if u.Level < 6 {
+			loaded += u.FilterBytes
+		}
+	}
+	r, err := cuckoopolicy.FitPlan(db, cuckoopolicy.PlanConfig{MaxFilterBytes: loaded})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("within the ceiling:", r.Bytes <= loaded)
+	fmt.Println("no filter on L6 (Get never reads it):", r.Plan[6] == nil)
+	fmt.Println("fewer false positives than the best bloom-only plan:", r.FalsePositives < r.BloomOnly.FalsePositives)
+
+	next := &pebble.Options{}
+	cuckoopolicy.ApplyPlan(next, r.Plan) // at the next open
+	// Output:
+	// within the ceiling: true
+	// no filter on L6 (Get never reads it): true
+	// fewer false positives than the best bloom-only plan: true
+}
+
+// A live plan: set on the options before Open, started on the open
+// database, it fits itself and refits after flushes and compactions, with no
+// reopen; Stop it before closing the database.
+func ExampleLivePlan() {
+	lp := cuckoopolicy.NewLivePlan(cuckoopolicy.PlanConfig{MaxFilterBytes: 8 << 10}, time.Second)
+	opts := &pebble.Options{DisableAutomaticCompactions: true}
+	lp.Apply(opts)
+	db := fill(opts, 8_000)
+	if err := lp.Start(db); err != nil {
+		panic(err)
+	}
+	st := lp.Status()
+	fmt.Println("fits:", st.Refits, "within the ceiling:", st.Bytes <= 8<<10)
+	fmt.Println("the levels write the fitted plan:", lp.Plan() == st.Plan)
+	lp.Stop()
+	db.Close()
+	// Output:
+	// fits: 1 within the ceiling: true
+	// the levels write the fitted plan: true
+}
+
+// A rollback watched to its end: every FilterUsage row whose tables do not
+// carry the family the options write on their level, with its share of the
+// level's entries.
+func ExampleMismatches() {
+	opts := &pebble.Options{DisableAutomaticCompactions: true}
+	cuckoopolicy.Apply(opts, cuckoopolicy.FilterPolicy(10))
+	db := fill(opts, 3_000)
+	db.Close()
+
+	back := &pebble.Options{DisableAutomaticCompactions: true, FS: opts.FS}
+	cuckoopolicy.Apply(back, bloom.FilterPolicy(10)) // still reads the cuckoo tables
+	db, err := pebble.Open("db", back)
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	rows, _ := cuckoopolicy.FilterUsage(db)
+	for _, m := range cuckoopolicy.Mismatches(rows, back) {
+		fmt.Printf("L%d: %d tables, %.0f%% of the level's entries, carry %s filters; the options write %s; read meanwhile: %v\n",
+			m.Level, m.Tables, 100*m.Share, m.Policy, m.Want, m.ReadBy(back))
+	}
+	// Output:
+	// L0: 3 tables, 100% of the level's entries, carry pebble_cuckoo.v1 filters; the options write rocksdb.BuiltinBloomFilter; read meanwhile: true
+}
