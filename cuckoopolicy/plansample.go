@@ -74,7 +74,7 @@ func readShape(db *pebble.DB, mult float64) (s shape, cur Plan, err error) {
 	for l := 1; l < 7; l++ {
 		slices.SortFunc(spans[l], func(a, b span) int { return bytes.Compare(a.lo, b.lo) })
 	}
-	positions := samplePositionsOf(&spans)
+	positions, seeks := samplePositionsOf(&spans)
 	if len(positions) == 0 {
 		// No entries to weigh by: one probe a populated level.
 		for l := range s.probes {
@@ -94,7 +94,7 @@ func readShape(db *pebble.DB, mult float64) (s shape, cur Plan, err error) {
 		// A level the sample missed still holds keys some lookup may meet.
 		s.probes[l] = max(float64(n), 0.5) / float64(len(positions))
 	}
-	share, err := prefixShares(db, positions)
+	share, err := prefixShares(db, seeks)
 	if err != nil {
 		return s, cur, err
 	}
@@ -114,9 +114,11 @@ func readShape(db *pebble.DB, mult float64) (s shape, cur Plan, err error) {
 }
 
 // samplePositionsOf returns positions spread over the tables of every level
-// in proportion to their entries: within a table, keys interpolated between
-// its bounds at evenly spaced fractions.
-func samplePositionsOf(spans *[7][]span) [][]byte {
+// in proportion to their entries (within a table, keys interpolated between
+// its bounds at evenly spaced fractions, compared bytewise only: they need
+// not be keys the comparer accepts), and, for every sampleEvery-th, the
+// smallest key of its table, a real key to seek to.
+func samplePositionsOf(spans *[7][]span) (pos, seeks [][]byte) {
 	var all []span
 	var total uint64
 	for _, ss := range spans {
@@ -128,7 +130,7 @@ func samplePositionsOf(spans *[7][]span) [][]byte {
 		}
 	}
 	if total == 0 {
-		return nil
+		return nil, nil
 	}
 	cum := make([]uint64, len(all)) // entries before each table
 	var c uint64
@@ -136,14 +138,17 @@ func samplePositionsOf(spans *[7][]span) [][]byte {
 		cum[i] = c
 		c += sp.entries
 	}
-	pos := make([][]byte, 0, samplePositions)
+	pos = make([][]byte, 0, samplePositions)
 	for i := range samplePositions {
 		u := (float64(i) + 0.5) / samplePositions * float64(total)
-		t := sort.Search(len(cum), func(j int) bool { return float64(cum[j]) > u }) - 1
-		sp := all[max(t, 0)]
-		pos = append(pos, interpolate(sp.lo, sp.hi, (u-float64(cum[max(t, 0)]))/float64(sp.entries)))
+		t := max(sort.Search(len(cum), func(j int) bool { return float64(cum[j]) > u })-1, 0)
+		sp := all[t]
+		pos = append(pos, interpolate(sp.lo, sp.hi, (u-float64(cum[t]))/float64(sp.entries)))
+		if i%sampleEvery == 0 {
+			seeks = append(seeks, sp.lo)
+		}
 	}
-	return pos
+	return pos, seeks
 }
 
 // interpolate returns a key about fraction v of the way from lo to hi,
@@ -201,13 +206,13 @@ func covering(spans []span, k []byte, overlapping bool) int {
 var errWindow = errors.New("window read")
 
 // prefixShares returns, per level, the share of its entries that begin a
-// new key prefix: the keys its filters hold per entry. At every sampleEvery-th
-// position it takes the next key through an iterator, the versions of its
-// prefix (SeekPrefixGE stops at the prefix's end, by the database's own
+// new key prefix: the keys its filters hold per entry. At each seek key (a
+// key repeated continues where the last left off) it takes the versions of
+// the key's prefix (SeekPrefixGE stops at the prefix's end, by the database's own
 // comparer), and where each of those versions lives (db.ScanInternal names
 // the level of each key it visits). A level the sample never meets counts
 // one key per entry.
-func prefixShares(db *pebble.DB, positions [][]byte) (share [7]float64, err error) {
+func prefixShares(db *pebble.DB, seeks [][]byte) (share [7]float64, err error) {
 	for l := range share {
 		share[l] = 1
 	}
@@ -218,28 +223,29 @@ func prefixShares(db *pebble.DB, positions [][]byte) (share [7]float64, err erro
 	defer it.Close()
 	var entries, prefixes [7]float64
 	var versions [][]byte
-	for i := 0; i < len(positions); i += sampleEvery {
-		// From the key at the position, on to the first key of the next
-		// prefix: the position may fall among a prefix's versions.
-		if !it.SeekGE(positions[i]) {
-			continue
+	var last []byte // the last key of the previous prefix read
+	for i, seek := range seeks {
+		// A table sampled again continues after the prefix read last.
+		var ok bool
+		if i > 0 && bytes.Equal(seek, seeks[i-1]) && last != nil {
+			ok = it.SeekGE(last) && it.Next()
+		} else {
+			ok = it.SeekGE(seek)
 		}
-		last := slices.Clone(it.Key())
-		if len(last) > 0 { // an empty prefix would match every key
-			for ok, v := it.SeekPrefixGE(last), 0; ok && v < sampleVersions; ok, v = it.Next(), v+1 {
-				last = append(last[:0], it.Key()...)
-			}
-		}
-		if !it.SeekGE(last) || !it.Next() {
+		if !ok {
+			last = nil
 			continue
 		}
 		first := slices.Clone(it.Key())
 		versions = append(versions[:0], first)
-		for ok, v := it.SeekPrefixGE(first), 0; ok && v < sampleVersions; ok, v = it.Next(), v+1 {
-			if !bytes.Equal(it.Key(), first) {
-				versions = append(versions, slices.Clone(it.Key()))
+		if len(first) > 0 { // an empty prefix would match every key
+			for ok, v := it.SeekPrefixGE(first), 0; ok && v < sampleVersions; ok, v = it.Next(), v+1 {
+				if !bytes.Equal(it.Key(), first) {
+					versions = append(versions, slices.Clone(it.Key()))
+				}
 			}
 		}
+		last = versions[len(versions)-1]
 		var seen [7]bool
 		upper := append(slices.Clone(versions[len(versions)-1]), 0)
 		err := db.ScanInternal(context.Background(), block.CategoryUnknown, first, upper,
