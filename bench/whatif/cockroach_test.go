@@ -30,6 +30,7 @@ func TestAnalyzeCockroach(t *testing.T) {
 	}
 	pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, dir))
 	checkCockroachLevels(t, rep, want, wantPrefixes)
+	checkCockroachPlan(t, rep)
 
 	if rep.probes < 2000 {
 		t.Fatalf("%d absent probes from 3000 sources", rep.probes)
@@ -119,4 +120,19 @@ func checkCockroachLevels(t *testing.T, rep *Report, want expected, wantPrefixes
 	if tables := sumLevels(rep, numLevels-1, func(L *levelRow) int { return L.Tables }); keys < uint64(wantPrefixes) || keys > uint64(wantPrefixes)+uint64(tables) {
 		t.Errorf("%d filter keys in %d tables, want %d (roach keys per flush) plus at most one per table", keys, tables, wantPrefixes)
 	}
+}
+
+// checkCockroachPlan checks the plan section of the report on a cockroach
+// database: a plan that ends with the verdict (FitPlan samples with keys the
+// comparer accepts).
+func checkCockroachPlan(t *testing.T, rep *Report) {
+	t.Helper()
+	var out strings.Builder
+	if err := rep.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	if rep.plan == nil {
+		t.Fatalf("no plan section:\n%s", out.String())
+	}
+	checkVerdict(t, out.String(), rep.verdict())
 }

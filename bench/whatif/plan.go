@@ -8,16 +8,29 @@ import (
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
-// planReport is the filter plan cuckoopolicy.PlanFor chooses for the
-// database within Config.Memory bytes of filters, and what it and bloom(10)
-// on every level would do, measured as the candidates are: each table's
-// filter built from its keys, probed with the same absent keys.
+// errPlanPrefix begins the errors of choosing a plan.
+const errPlanPrefix = "whatif: choosing a filter plan: "
+
+// planReport is the plan section: the filter plan cuckoopolicy.FitPlan
+// chooses for the database within Memory bytes of the filters the lookups
+// load, FitPlan's report on it (the plan, the current filters, bloom(10) on
+// every level and the best bloom-only plan at that ceiling, by its model),
+// and three of them measured as the candidates are: each table's filter
+// built from its keys, probed with the same absent keys.
 type planReport struct {
-	Memory uint64 // the filter bytes the plan may take (Config.Memory)
-	UseL6  bool   // the plan is for lookups that read L6 filters (Config.UseL6)
-	Plan   cuckoopolicy.Plan
-	// Projections are the plan's filters ("plan") and bloom(10) on every
-	// level ("bloom(10)"), in that order.
+	Memory uint64 // the ceiling: Config.Memory, or the default (see ceiling)
+	// By says, when Memory is the default, where it comes from; "" for
+	// Config.Memory.
+	By string
+	// TableBytes are the current filters' bytes on the levels the lookups
+	// load, by the tables' properties.
+	TableBytes uint64
+	UseL6      bool // the plan is for lookups that read L6 filters (Config.UseL6)
+	Plan       cuckoopolicy.Plan
+	Fit        cuckoopolicy.PlanReport
+	// Projections are the plan's filters ("plan"), bloom(10) on every level
+	// ("bloom(10)") and the best bloom-only plan ("bloom-only"), in that
+	// order.
 	Projections []projection
 }
 
@@ -41,26 +54,63 @@ func bloomEverywhere() cuckoopolicy.Plan {
 	return p
 }
 
-// choosePlan asks PlanFor for the plan of c.Memory bytes on db and returns
-// the plan section it starts, with a projection of that plan and of
-// bloom(10) on every level; nil when c.Memory is 0.
-func choosePlan(db *pebble.DB, c Config) (*planReport, error) {
-	if c.Memory == 0 {
-		return nil, nil
+// lastLevel is the deepest level whose filters the lookups load: L5 for
+// db.Get, L6 for lookups that read L6 filters.
+func lastLevel(useL6 bool) int {
+	if useL6 {
+		return numLevels - 1
 	}
-	var plan cuckoopolicy.Plan
-	err := catch(func() (err error) {
-		plan, err = cuckoopolicy.PlanFor(db, c.Memory, c.UseL6)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("whatif: choosing a filter plan: %w", namePath(err))
+	return numLevels - 2
+}
+
+// loadedFilterBytes returns the bytes of the filter blocks on levels L0 to
+// last, by the tables' properties.
+func loadedFilterBytes(levels [][]pebble.SSTableInfo, last int) uint64 {
+	var n uint64
+	for l, lv := range levels {
+		for _, t := range lv {
+			if l <= last && t.Properties != nil {
+				n += t.Properties.FilterSize
+			}
+		}
 	}
-	pr := &planReport{Memory: c.Memory, UseL6: c.UseL6, Plan: plan}
+	return n
+}
+
+// choosePlan asks FitPlan for the plan of c.Memory bytes on db (by default,
+// see ceiling) and returns the plan section it starts, with a projection of
+// the plan, of bloom(10) on every level and of the best bloom-only plan; nil
+// when there is nothing to plan for (no keys on the levels the lookups load).
+func choosePlan(db *pebble.DB, c Config, levels [][]pebble.SSTableInfo) (*planReport, error) {
+	pr := &planReport{Memory: c.Memory, UseL6: c.UseL6, TableBytes: loadedFilterBytes(levels, lastLevel(c.UseL6))}
+	fit := func(ceiling uint64) (r cuckoopolicy.PlanReport, err error) {
+		err = catch(func() (err error) {
+			r, err = cuckoopolicy.FitPlan(db, cuckoopolicy.PlanConfig{MaxFilterBytes: ceiling, UseL6: c.UseL6})
+			return err
+		})
+		if err != nil {
+			err = fmt.Errorf(errPlanPrefix+"%w", namePath(err))
+		}
+		return r, err
+	}
+	if pr.Memory == 0 {
+		none, err := fit(0)
+		if err != nil {
+			return nil, err
+		}
+		if pr.Memory, pr.By = ceiling(none, pr.TableBytes, c.UseL6); pr.Memory == 0 {
+			return nil, nil
+		}
+	}
+	var err error
+	if pr.Fit, err = fit(pr.Memory); err != nil {
+		return nil, err
+	}
+	pr.Plan = pr.Fit.Plan
 	for _, p := range []struct {
 		name string
 		plan cuckoopolicy.Plan
-	}{{"plan", plan}, {"bloom(10)", bloomEverywhere()}} {
+	}{{"plan", pr.Plan}, {"bloom(10)", bloomEverywhere()}, {"bloom-only", pr.Fit.BloomOnly.Plan}} {
 		pj := projection{Name: p.name, Plan: p.plan}
 		for l := range pj.Levels {
 			pj.Levels[l].Name = policyName(p.plan[l])
@@ -68,6 +118,30 @@ func choosePlan(db *pebble.DB, c Config) (*planReport, error) {
 		pr.Projections = append(pr.Projections, pj)
 	}
 	return pr, nil
+}
+
+// ceiling returns the default ceiling of a plan, from FitPlan's report at a
+// ceiling of 0 and the current filters' bytes on the loaded levels by the
+// tables' properties, and where it comes from in words: the current filters'
+// bytes by FitPlan's model, the same footing as every figure of the report
+// (it counts the levels that are empty now as they will fill); failing that
+// (a policy the model does not know), by the tables' properties; failing
+// that (no filters), bloom(10) on every level's by the model. It is 0 when
+// the levels the lookups load hold no keys.
+func ceiling(none cuckoopolicy.PlanReport, tableBytes uint64, useL6 bool) (uint64, string) {
+	levels := fmt.Sprintf("L0-L%d", lastLevel(useL6))
+	switch {
+	case none.Current.Bytes > 0:
+		return none.Current.Bytes, fmt.Sprintf("the bytes the current filters take on %s, by FitPlan's model (their tables'\n"+
+			"properties say %s bytes; the model adds the levels empty now as they will fill)", levels, num(tableBytes))
+	case tableBytes > 0:
+		return tableBytes, fmt.Sprintf("the bytes the current filters take on %s, by their tables' properties\n"+
+			"(FitPlan's model does not know their policy)", levels)
+	case none.Bloom10.Bytes > 0:
+		return none.Bloom10.Bytes, fmt.Sprintf("the bytes bloom(10) on every level would take on %s, by FitPlan's\n"+
+			"model: the tables have no filters there", levels)
+	}
+	return 0, ""
 }
 
 // policyName is a plan entry in the words of Plan.String.

@@ -18,31 +18,34 @@ import (
 	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
 )
 
-// filterBytes returns the bytes of the filter blocks db.SSTables reports.
-func filterBytes(t *testing.T, dir string) uint64 {
+// filterBytes returns the bytes of the filter blocks on levels L0 to last
+// that db.SSTables reports.
+func filterBytes(t *testing.T, dir string, last int) uint64 {
 	t.Helper()
 	lv, err := openCopy(t, dir).SSTables(pebble.WithProperties())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var n uint64
-	for _, ts := range lv {
+	for l, ts := range lv {
 		for _, s := range ts {
-			n += s.Properties.FilterSize
+			if l <= last {
+				n += s.Properties.FilterSize
+			}
 		}
 	}
 	return n
 }
 
-// planFor is cuckoopolicy.PlanFor on a read-only Pebble over a copy of the
-// database in dir.
-func planFor(t *testing.T, dir string, mem uint64, useL6 bool) cuckoopolicy.Plan {
+// fitPlan is cuckoopolicy.FitPlan with its defaults on a read-only Pebble
+// over a copy of the database in dir.
+func fitPlan(t *testing.T, dir string, mem uint64, useL6 bool) cuckoopolicy.PlanReport {
 	t.Helper()
-	p, err := cuckoopolicy.PlanFor(openCopy(t, dir), mem, useL6)
+	r, err := cuckoopolicy.FitPlan(openCopy(t, dir), cuckoopolicy.PlanConfig{MaxFilterBytes: mem, UseL6: useL6})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return r
 }
 
 // TestPlan asks for the plan at the bytes of the database's bloom(10)
@@ -50,7 +53,7 @@ func planFor(t *testing.T, dir string, mem uint64, useL6 bool) cuckoopolicy.Plan
 func TestPlan(t *testing.T) {
 	dir := t.TempDir()
 	buildDB(t, dir)
-	mem := filterBytes(t, dir)
+	mem := filterBytes(t, dir, numLevels-1)
 	for _, useL6 := range []bool{false, true} {
 		t.Run(fmt.Sprintf("useL6=%v", useL6), func(t *testing.T) {
 			before := pebbletest.MustSnapshot(t, dir)
@@ -60,11 +63,14 @@ func TestPlan(t *testing.T) {
 			}
 			pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, dir))
 			pr := rep.plan
-			if pr == nil || pr.Memory != mem || pr.UseL6 != useL6 || len(pr.Projections) != 2 {
+			if pr == nil || pr.Memory != mem || pr.By != "" || pr.UseL6 != useL6 || len(pr.Projections) != 3 {
 				t.Fatalf("plan section %+v", pr)
 			}
-			if want := planFor(t, dir, mem, useL6); pr.Plan != want {
-				t.Errorf("plan %v, PlanFor on the database gives %v", pr.Plan, want)
+			if want := fitPlan(t, dir, mem, useL6); pr.Plan != want.Plan || pr.Fit != want {
+				t.Errorf("plan %v, FitPlan on the database gives %v", pr.Plan, want.Plan)
+			}
+			if pr.Projections[2].Plan != pr.Fit.BloomOnly.Plan {
+				t.Errorf("bloom-only projection %v, FitPlan's %v", pr.Projections[2].Plan, pr.Fit.BloomOnly.Plan)
 			}
 			if hasL6 := pr.Plan[6] != nil && pr.Plan[6] != pebble.NoFilterPolicy; hasL6 != useL6 {
 				t.Errorf("useL6 %v: plan %v has an L6 filter: %v", useL6, pr.Plan, hasL6)
@@ -166,19 +172,126 @@ func checkPlanOutput(t *testing.T, rep *Report) {
 		t.Fatal(err)
 	}
 	s := out.String()
-	for _, want := range []string{"Filter plan: cuckoopolicy.PlanFor within", rep.plan.Plan.String(), "bloom(10) on every level", "per Get (L0-L5)", "cuckoopolicy.ApplyPlan(opts"} {
+	for _, want := range []string{"Filter plan: cuckoopolicy.FitPlan within", rep.plan.Plan.String(), "bloom(10) on every level",
+		"best bloom-only plan", "The best bloom-only plan: " + rep.plan.Fit.BloomOnly.Plan.String(), "cuckoopolicy.ApplyPlan(opts"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("report lacks %q:\n%s", want, s)
 		}
 	}
-	if l6 := strings.Contains(s, "per L6-filtered lookup"); l6 != rep.plan.UseL6 {
-		t.Errorf("useL6 %v: the report shows reads per L6-filtered lookup: %v", rep.plan.UseL6, l6)
+	last := lastLevel(rep.plan.UseL6)
+	if !strings.Contains(s, fmt.Sprintf("bytes count the filters the lookups load (L0-L%d)", last)) {
+		t.Errorf("useL6 %v: the report does not say the bytes count L0-L%d:\n%s", rep.plan.UseL6, last, s)
+	}
+	checkVerdict(t, s, rep.verdict())
+	if strings.Contains(s, "0.000x") {
+		t.Errorf("report prints a ratio of nothing:\n%s", s)
 	}
 	if !strings.Contains(s, indent(goLines(rep.plan.Plan))) {
 		t.Errorf("report lacks the Go lines:\n%s", s)
 	}
 	if testing.Verbose() {
 		t.Log("\n" + s[strings.Index(s, "\nFilter plan:"):])
+	}
+}
+
+// TestPlanDefault runs Analyze without Memory: the plan section is there,
+// its ceiling the bytes FitPlan's model gives the current filters on the
+// levels the lookups load, the plan and the bloom-only plan within it, and
+// the report ends with the verdict.
+func TestPlanDefault(t *testing.T) {
+	dir := t.TempDir()
+	buildDB(t, dir)
+	for _, useL6 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("useL6=%v", useL6), func(t *testing.T) {
+			rep, err := Analyze(Config{Dir: dir, Probes: 3000, Budgets: []int{10}, UseL6: useL6})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pr := rep.plan
+			if pr == nil {
+				t.Fatal("no plan section without Memory")
+			}
+			last := lastLevel(useL6)
+			want := fitPlan(t, dir, 0, useL6).Current.Bytes
+			if tb := filterBytes(t, dir, last); want == 0 || pr.Memory != want || pr.TableBytes != tb {
+				t.Errorf("ceiling %d bytes (tables: %d); want the current filters' %d by the model (tables: %d)", pr.Memory, pr.TableBytes, want, tb)
+			}
+			fit := &pr.Fit
+			if fit.Current.Bytes != pr.Memory || fit.Bytes > pr.Memory || fit.BloomOnly.Bytes > pr.Memory || fit.Bytes == 0 {
+				t.Errorf("ceiling %d: plan %d bytes, bloom-only %d, current %d", pr.Memory, fit.Bytes, fit.BloomOnly.Bytes, fit.Current.Bytes)
+			}
+			if fit.FalsePositives >= fit.Current.FalsePositives || fit.FalsePositives > fit.BloomOnly.FalsePositives {
+				t.Errorf("false positives: plan %g, bloom-only %g, current %g", fit.FalsePositives, fit.BloomOnly.FalsePositives, fit.Current.FalsePositives)
+			}
+			var out bytes.Buffer
+			if err := rep.Write(&out); err != nil {
+				t.Fatal(err)
+			}
+			s := out.String()
+			for _, w := range []string{
+				"Filter plan: cuckoopolicy.FitPlan within " + formatSize(want) + " of the filters the lookups load:",
+				fmt.Sprintf("the bytes the current filters take on L0-L%d, by FitPlan's model", last),
+				fmt.Sprintf("properties say %s bytes", num(pr.TableBytes)),
+				"Verdict: at the same " + shortSize(want) + " of filters the lookups load, the plan meets ",
+			} {
+				if !strings.Contains(s, w) {
+					t.Errorf("report lacks %q:\n%s", w, s)
+				}
+			}
+			checkVerdict(t, s, rep.verdict())
+			if testing.Verbose() {
+				t.Log("\n" + s[strings.Index(s, "\nFilter plan:"):])
+			}
+		})
+	}
+}
+
+// checkVerdict checks that the report s ends with the verdict line v, its
+// only line that starts with "Verdict:".
+func checkVerdict(t *testing.T, s, v string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if lines[len(lines)-1] != v || strings.Count(s, "Verdict:") != 1 || strings.Contains(v, "\n") {
+		t.Errorf("the report does not end with the one verdict line %q:\n%s", v, s)
+	}
+}
+
+// TestVerdict pins the verdict's wording: ratios where both figures count,
+// absolute figures where one is nothing, and a plan no better than the
+// bloom-only plan said to be so.
+func TestVerdict(t *testing.T) {
+	c10, c16, b10 := cuckoopolicy.FilterPolicy(10), cuckoopolicy.FilterPolicy(16), bloom.FilterPolicy(10)
+	plan := cuckoopolicy.Plan{c16, c16, c16, c16, c16, c10}
+	bloomOnly := cuckoopolicy.Plan{b10, b10, b10, b10, b10, b10}
+	est := func(p cuckoopolicy.Plan, bytes uint64, fp float64) cuckoopolicy.Estimate {
+		return cuckoopolicy.Estimate{Plan: p, Bytes: bytes, FalsePositives: fp}
+	}
+	const mem = 1 << 20
+	head := "Verdict: at the same 1 MiB of filters the lookups load, "
+	for _, c := range []struct {
+		name             string
+		plan, bloom, now cuckoopolicy.Estimate
+		tableBytes       uint64
+		want             string
+	}{
+		{"better", est(plan, mem, 0.01), est(bloomOnly, mem, 0.04), est(bloomOnly, mem, 0.05), mem,
+			head + "the plan meets 0.25x the false positives of the best bloom-only plan, and 0.20x those of the current filters."},
+		{"far better", est(plan, mem, 2e-5), est(bloomOnly, mem, 0.01), est(bloomOnly, mem, 0.01), mem,
+			head + "the plan meets 0.002x the false positives of the best bloom-only plan, and 0.002x those of the current filters."},
+		{"no better", est(plan, mem, 0.04), est(bloomOnly, mem, 0.04), est(bloomOnly, mem/2, 0.08), mem / 2,
+			head + "the plan is no better than the best bloom-only plan (1.00x its false positives), and 0.50x those of the current filters (which take 512 KiB)."},
+		{"bloom only", est(bloomOnly, mem, 0.04), est(bloomOnly, mem, 0.04), est(bloomOnly, mem, 0.04), mem,
+			head + "the plan is the best bloom-only plan (the cuckoo filter gains nothing here), and 1.00x those of the current filters."},
+		{"nothing", est(plan, mem, 0), est(bloomOnly, mem, 1e-3), est(bloomOnly, mem, 0.5), mem,
+			head + "the plan meets 0 false-positive reads per absent lookup, the best bloom-only plan 0.001, and the current filters 0.5."},
+		{"unknown", est(plan, mem, 0.01), est(bloomOnly, mem, 0.02), est(cuckoopolicy.Plan{}, 0, 3), mem,
+			head + "the plan meets 0.50x the false positives of the best bloom-only plan; FitPlan's model does not know the current filters."},
+	} {
+		r := &Report{plan: &planReport{Memory: mem, TableBytes: c.tableBytes}}
+		r.plan.Fit.Estimate, r.plan.Fit.BloomOnly, r.plan.Fit.Current = c.plan, c.bloom, c.now
+		if got := r.verdict(); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
 	}
 }
 

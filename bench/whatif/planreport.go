@@ -37,33 +37,44 @@ func (r *Report) falseReads(j, last int) float64 {
 	return r.perProbe(n)
 }
 
-// writePlan prints the plan section: the plan, its filters level by level,
-// the projected reads in vain against the current filters and bloom(10) on
-// every level, and the Go lines that apply it.
+// writePlan prints the plan section: the plan and its ceiling, its filters
+// level by level, the plan beside the current filters, bloom(10) on every
+// level and the best bloom-only plan at equal bytes, the Go lines that
+// apply it, and a one-line verdict.
 func (r *Report) writePlan(b *strings.Builder) {
 	pr := r.plan
 	if pr == nil {
+		b.WriteString("\nNo filter plan: the levels the lookups load hold no keys to plan for.\n")
 		return
 	}
 	lookups := "per absent Get (db.Get reads no L6 filter: L6 gets none)"
 	if pr.UseL6 {
 		lookups = "per absent lookup that reads L6 filters (IterOptions.UseL6Filters)"
 	}
-	fmt.Fprintf(b, "\nFilter plan: cuckoopolicy.PlanFor within %s of filters,\nfewest false-positive reads %s:\n\n    %s\n",
-		formatSize(pr.Memory), lookups, pr.Plan)
+	fmt.Fprintf(b, "\nFilter plan: cuckoopolicy.FitPlan within %s of the filters the lookups load", formatSize(pr.Memory))
+	if pr.By != "" {
+		fmt.Fprintf(b, ":\n%s.\n-memory SIZE sets another ceiling", pr.By)
+	}
+	b.WriteString(".\n")
+	fmt.Fprintf(b, "Fewest false-positive reads %s:\n\n    %s\n", lookups, pr.Plan)
+	if pr.Fit.BelowLeast {
+		b.WriteString("The ceiling is below the least filters a plan can take (4 bits per key on every level).\n")
+	}
 	if r.probes > 0 {
 		r.writePlanLevels(b)
-		r.writePlanTotals(b)
 	}
+	r.writeEqualBytes(b)
 	b.WriteString("\nTo apply it (every level set; the readers of both filter families registered):\n\n")
 	b.WriteString(indent(goLines(pr.Plan)))
 	b.WriteString("\nThe plan fits the LSM as it is now: choose it again as the database grows.\n")
+	b.WriteString("\n" + r.verdict() + "\n")
 }
 
-// writePlanLevels prints the plan's filters on each level that has tables.
+// writePlanLevels prints the plan's filters on each level that has tables,
+// measured, and the levels FitPlan planned for as they will fill.
 func (r *Report) writePlanLevels(b *strings.Builder) {
 	pj := &r.plan.Projections[0]
-	b.WriteString("\n")
+	b.WriteString("\nMeasured on the current tables (each table's filter built from its keys, the absent probes above):\n\n")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "level\tfilter\tfilter keys\tbytes\tbits/key\tfpr %\t±\treads/absent lookup\tnow\t")
 	for li := range r.levels {
@@ -83,62 +94,142 @@ func (r *Report) writePlanLevels(b *strings.Builder) {
 	if !r.plan.UseL6 && r.levels[numLevels-1].Tables > 0 {
 		b.WriteString("(L6: db.Get reads no L6 filter; its reads are those of prefix reads with UseL6Filters.)\n")
 	}
+	var empty []string
+	for l, s := range r.plan.Fit.Levels {
+		if s.Projected {
+			empty = append(empty, fmt.Sprintf("L%d (%s)", l, keysText(s.Keys)))
+		}
+	}
+	if len(empty) > 0 {
+		fmt.Fprintf(b, "Empty now, planned for the keys they will hold: %s.\n", strings.Join(empty, ", "))
+	}
 }
 
-// writePlanTotals prints the projected reads in vain of the plan, the
-// current filters and bloom(10) on every level, with their bytes.
-func (r *Report) writePlanTotals(b *strings.Builder) {
+// keysText returns "1 key" or "N keys".
+func keysText(n uint64) string {
+	if n == 1 {
+		return "1 key"
+	}
+	return num(n) + " keys"
+}
+
+// writeEqualBytes prints the plan, the current filters, bloom(10) on every
+// level and the best bloom-only plan: their bytes and expected false
+// positives by FitPlan's model, the plan's as a multiple of each, and the
+// reads in vain measured on the absent probes.
+func (r *Report) writeEqualBytes(b *strings.Builder) {
 	pr := r.plan
-	b.WriteString("\nFalse-positive data-block reads per absent lookup (filter positives, and every table\n")
-	b.WriteString("without a filter), on the absent probes above:\n\n")
+	fit, last := &pr.Fit, lastLevel(pr.UseL6)
+	fmt.Fprintf(b, "\nAt equal bytes, by FitPlan's model: bytes count the filters the lookups load (L0-L%d),\n", last)
+	b.WriteString("levels empty now included as planned for the keys they will hold; false positives are the\n")
+	b.WriteString("expected data-block reads in vain per absent lookup; plan/this is the plan's as a multiple.\n")
+	if r.probes > 0 {
+		fmt.Fprintf(b, "Measured: the reads in vain on L0-L%d of the absent probes, filters built on the current tables.\n", last)
+	}
+	b.WriteString("\n")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "filters\tbytes\tper Get (L0-L5)\tplan/this\t"
-	if pr.UseL6 {
-		head += "per L6-filtered lookup (L0-L6)\tplan/this\t"
-	}
-	fmt.Fprintln(tw, head)
+	fmt.Fprintln(tw, "filters\tbytes\tfalse positives\tplan/this\tmeasured\t")
 	rows := []struct {
-		name  string
-		j     int
-		bytes float64
+		name string
+		e    cuckoopolicy.Estimate
+		j    int // projection; -1: the current filters
 	}{
-		{"plan", 0, 0},
-		{"now", -1, 0},
-		{"bloom(10) on every level", 1, 0},
+		{"plan", fit.Estimate, 0},
+		{"current filters", fit.Current, -1},
+		{"bloom(10) on every level", fit.Bloom10, 1},
+		{"best bloom-only plan", fit.BloomOnly, 2},
 	}
-	for i := range rows {
-		for li := range r.levels {
-			if rows[i].j < 0 {
-				rows[i].bytes += float64(r.levels[li].NowBytes)
-			} else {
-				rows[i].bytes += pr.Projections[rows[i].j].Levels[li].Bytes
-			}
+	for i, row := range rows {
+		bytes, fp, times := num(row.e.Bytes), fpText(row.e.FalsePositives), ""
+		if i > 0 {
+			times = ratioText(fit.FalsePositives, row.e.FalsePositives)
 		}
-	}
-	for _, row := range rows {
-		line := fmt.Sprintf("%s\t%s\t", row.name, num(uint64(row.bytes+0.5)))
-		for _, last := range []int{numLevels - 2, numLevels - 1} {
-			if last == numLevels-1 && !pr.UseL6 {
-				break
-			}
-			v, plan := r.falseReads(row.j, last), r.falseReads(0, last)
-			line += fmt.Sprintf("%.4f\t%s\t", v, times(plan, v, row.j == 0))
+		if row.j < 0 && !r.currentKnown() {
+			bytes, fp, times = num(pr.TableBytes), "not modelled", ""
 		}
-		fmt.Fprintln(tw, line)
+		measured := ""
+		if r.probes > 0 {
+			measured = fmt.Sprintf("%.4f", r.falseReads(row.j, last))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", row.name, bytes, fp, times, measured)
 	}
 	tw.Flush()
-	if L6 := &r.levels[numLevels-1]; L6.Checks > 0 {
+	fmt.Fprintf(b, "The best bloom-only plan: %s\n", fit.BloomOnly.Plan)
+	if L6 := &r.levels[numLevels-1]; !pr.UseL6 && L6.Checks > 0 {
 		fmt.Fprintf(b, "An absent Get also reads %.4f L6 blocks whatever the filters: db.Get reads no L6 filter.\n", r.perProbe(L6.Checks))
 	}
-	var entryBytes float64
-	for li := range r.levels {
-		L := &r.levels[li]
-		if L.Keys > 0 {
-			entryBytes += float64(L.Entries) * pr.Projections[0].Levels[li].Bytes / float64(L.Keys)
-		}
+}
+
+// currentKnown reports whether FitPlan's model knows the current filters:
+// it costs them, or there are none on the levels the lookups load.
+func (r *Report) currentKnown() bool {
+	return r.plan.Fit.Current.Bytes > 0 || r.plan.TableBytes == 0
+}
+
+// negligible is the fewest expected false-positive reads per absent lookup
+// that a ratio is taken of: below it, a ratio says nothing, and the figures
+// are given instead.
+const negligible = 1e-7
+
+// verdict returns the section's last line: the plan against the best
+// bloom-only plan and the current filters, in ratios where both figures are
+// more than negligible, in absolute figures where one is not.
+func (r *Report) verdict() string {
+	pr := r.plan
+	fit := &pr.Fit
+	p, bo := fit.FalsePositives, fit.BloomOnly.FalsePositives
+	var vsBloom string
+	switch {
+	case fit.Plan == fit.BloomOnly.Plan:
+		vsBloom = "the plan is the best bloom-only plan (the cuckoo filter gains nothing here)"
+	case p < negligible || bo < negligible:
+		vsBloom = fmt.Sprintf("the plan meets %s false-positive reads per absent lookup, the best bloom-only plan %s", fpText(p), fpText(bo))
+	case p < bo:
+		vsBloom = fmt.Sprintf("the plan meets %s the false positives of the best bloom-only plan", ratioText(p, bo))
+	default:
+		vsBloom = fmt.Sprintf("the plan is no better than the best bloom-only plan (%s its false positives)", ratioText(p, bo))
 	}
-	fmt.Fprintf(b, "Bytes are the filters' on the current tables, built from their keys. PlanFor counts\n")
-	fmt.Fprintf(b, "entries as keys: entries x the plan's bits per key / 8 = %s bytes, of %s.\n", num(uint64(entryBytes+0.5)), num(pr.Memory))
+	c := fit.Current
+	var vsNow string
+	switch {
+	case !r.currentKnown():
+		vsNow = "; FitPlan's model does not know the current filters"
+	case p < negligible || c.FalsePositives < negligible:
+		vsNow = fmt.Sprintf(", and the current filters %s", fpText(c.FalsePositives))
+	default:
+		vsNow = fmt.Sprintf(", and %s those of the current filters", ratioText(p, c.FalsePositives))
+	}
+	if r.currentKnown() && c.Bytes != pr.Memory {
+		vsNow += fmt.Sprintf(" (which take %s)", shortSize(c.Bytes))
+	}
+	return fmt.Sprintf("Verdict: at the same %s of filters the lookups load, %s%s.", shortSize(pr.Memory), vsBloom, vsNow)
+}
+
+// fpText formats expected false-positive reads per absent lookup.
+func fpText(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+// ratioText returns plan as a multiple of v, "-" where either is
+// negligible.
+func ratioText(plan, v float64) string {
+	if plan < negligible || v < negligible {
+		return "-"
+	}
+	x := plan / v
+	if x >= 0.1 {
+		return fmt.Sprintf("%.2fx", x)
+	}
+	return strconv.FormatFloat(x, 'g', 2, 64) + "x"
+}
+
+// shortSize is formatSize without the exact byte count.
+func shortSize(n uint64) string {
+	s, _, _ := strings.Cut(formatSize(n), " (")
+	return s
 }
 
 // indent returns the lines of s indented by four spaces, blank lines
@@ -154,21 +245,9 @@ func indent(s string) string {
 	return b.String()
 }
 
-// times returns plan as a multiple of v: "" for the plan's own row, "-"
-// where v is 0.
-func times(plan, v float64, own bool) string {
-	switch {
-	case own:
-		return ""
-	case v == 0:
-		return "-"
-	}
-	return fmt.Sprintf("%.3fx", plan/v)
-}
-
 // goLines returns Go source that applies p to a pebble.Options: its imports
 // and two statements, gofmt'ed. A policy other than this module's, Pebble's
-// bloom filter and no filter (which PlanFor never chooses) is written as
+// bloom filter and no filter (which FitPlan never chooses) is written as
 // nil with its name in a comment.
 func goLines(p cuckoopolicy.Plan) string {
 	var body strings.Builder

@@ -44,20 +44,22 @@
 //
 // # Filter plans
 //
-// With Config.Memory, Analyze also asks cuckoopolicy.PlanFor, on the
-// database it opened read-only, for the plan (a filter policy per level)
-// that its model gives the fewest false-positive reads within Memory bytes
-// of filters, for db.Get or, with Config.UseL6, for lookups that read L6
-// filters. It then measures that plan, the current filters and bloom(10) on
-// every level with the read model above: each table's filter of the plan
-// built from its keys, the same absent probes, a data-block read for every
-// filter positive and every check of a table without a filter. The figures
-// are the reads in vain per absent lookup on L0-L5 (what Get's filters can
-// save) and on L0-L6 (lookups with UseL6Filters), and the filters' bytes on
-// the current tables. PlanFor's rates come from curves measured on random
-// keys; whatif's from the database's own keys, so the two can differ where
-// the keys defeat a filter's hashing. Report.Write ends with the Go lines
-// that apply the plan.
+// Analyze also asks cuckoopolicy.FitPlan, on the database it opened
+// read-only, for the plan (a filter policy per level) that its model gives
+// the fewest false-positive reads within a ceiling of filter bytes, for
+// db.Get or, with Config.UseL6, for lookups that read L6 filters. The bytes
+// are those the lookups load (L0-L5 for Get, L0-L6 with UseL6), levels that
+// are empty now counted as planned for the keys they will hold. The ceiling
+// is Config.Memory, or by default the bytes the current filters take on
+// those levels by FitPlan's model, so that the report compares at equal
+// bytes: the plan, the current filters, bloom(10) on every level and the
+// best bloom-only plan, each with FitPlan's expected false-positive reads
+// per absent lookup; Write ends the section with a one-line verdict. It
+// also measures the plan, bloom(10) and the bloom-only plan with the read
+// model above on the current tables: each table's filter built from its
+// keys, the same absent probes. FitPlan's rates come from curves measured
+// on random keys; whatif's from the database's own keys, so the two can
+// differ where the keys defeat a filter's hashing.
 //
 // # Limits
 //
@@ -66,9 +68,9 @@
 // backing file within its bounds; its current filter bytes are the backing
 // file's. Tables on shared or external storage are skipped and counted.
 // Memory: 8 bytes per filter key of the database (the hashes that tell
-// absent keys), plus the candidate filters of every table (and with
-// Config.Memory the plan's and bloom(10)'s), built from at most
-// Config.Sample keys per table.
+// absent keys), plus the candidate filters of every table and those of the
+// plan, bloom(10) and the bloom-only plan, built from at most Config.Sample
+// keys per table.
 package whatif
 
 import (
@@ -108,11 +110,10 @@ type Config struct {
 	Sample   int
 	Probes   int       // absent probes to derive; 0: DefaultProbes
 	Progress io.Writer // if not nil, progress lines for databases of many tables
-	// Memory, if not 0, asks for the filter plan cuckoopolicy.PlanFor
-	// chooses for the database within Memory bytes of filters, measured
-	// beside the current filters and bloom(10) on every level (the report's
-	// plan section). UseL6 is PlanFor's useL6: the plan is for lookups that
-	// read L6 filters; it needs Memory.
+	// Memory is the ceiling of the plan section: the filter bytes the
+	// lookups load that the plan may take. 0 means the bytes the current
+	// filters take on those levels, by FitPlan's model (see the package
+	// doc). UseL6 plans for lookups that read L6 filters, not db.Get.
 	Memory uint64
 	UseL6  bool
 }
@@ -135,7 +136,7 @@ type Report struct {
 	baseline     string      // what savings are against: "now"; "bloom(10)" when no table has a filter whatif can probe ("none" without budget 10)
 	unreadable   []string    // current filter policy names whatif cannot probe (counted as no filter)
 	remoteTables int         // tables on shared or external storage, not read
-	plan         *planReport // the filter plan for Config.Memory; nil without it
+	plan         *planReport // the filter plan; nil when there is nothing to plan for
 
 	probeKeys [][]byte // the absent probes, for tests
 }
@@ -235,7 +236,7 @@ func Analyze(c Config) (_ *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if rep.plan, err = choosePlan(db, c); err != nil {
+	if rep.plan, err = choosePlan(db, c, levels); err != nil {
 		return nil, err
 	}
 	a.plan = rep.plan
@@ -280,9 +281,6 @@ func checkConfig(c Config) (budgets []int, probes int, err error) {
 		if b < 1 || b > 64 {
 			return nil, 0, fmt.Errorf("whatif: budget %d bits per key is out of range 1..64", b)
 		}
-	}
-	if c.UseL6 && c.Memory == 0 {
-		return nil, 0, fmt.Errorf("whatif: a plan for lookups that read L6 filters (-l6) needs the filter bytes it may take (-memory)")
 	}
 	if c.Sample < 0 || c.Probes < 0 {
 		return nil, 0, fmt.Errorf("whatif: -sample and -probes must not be negative")
@@ -435,7 +433,7 @@ type analysis struct {
 	total    uint64
 	sentinel bool
 	sampled  bool
-	plan     *planReport // nil: no plan asked for
+	plan     *planReport // nil: nothing to plan for
 
 	tables  [numLevels][]*table
 	hashes  []uint64 // every filter key of the database

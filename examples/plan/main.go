@@ -1,11 +1,13 @@
 // Plan fits a filter plan to a database: it loads a Pebble database with
-// bloom.FilterPolicy(10) on every level, asks cuckoopolicy.PlanFor for the
-// plan with the fewest false positives per absent Get at the same filter
-// bytes, applies it with cuckoopolicy.ApplyPlan, and keeps loading while
-// compactions rewrite the tables under the plan. A twin database, loaded
-// with the same keys and kept on bloom(10), is the baseline. It prints the
-// plan, FilterUsage of both, and the false positives per absent Get before
-// and after.
+// bloom.FilterPolicy(10) on every level, asks cuckoopolicy.FitPlan for the
+// plan with the fewest false positives per absent Get within the bytes the
+// bloom(10) filters take on L0-L5 (the filters a Get loads), applies it with
+// cuckoopolicy.ApplyPlan, and keeps loading while compactions rewrite the
+// tables under the plan. A twin database, loaded with the same keys and
+// kept on bloom(10), is the baseline. It prints the plan beside the best
+// bloom-only plan at the same ceiling (the bytes and expected false
+// positives FitPlan's model gives both), FilterUsage of both databases, and
+// the false positives per absent Get before and after.
 //
 //	go run ./examples/plan
 package main
@@ -71,11 +73,12 @@ func run(w io.Writer, keys, gets int) error {
 	}
 	fmt.Fprintf(w, "  false positives per absent Get: %.5f\n\n", fp)
 
-	plan, err := cuckoopolicy.PlanFor(t.plan, budget, false)
+	r, err := cuckoopolicy.FitPlan(t.plan, cuckoopolicy.PlanConfig{MaxFilterBytes: budget})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "PlanFor(db, %d filter bytes, useL6 false):\n  %v\n\n", budget, plan)
+	plan := r.Plan
+	printPlans(w, budget, r)
 
 	// Pebble writes a table's filter when it writes the table: the plan
 	// reaches the LSM as flushes and compactions rewrite it.
@@ -195,20 +198,43 @@ func settle(db *pebble.DB) {
 	}
 }
 
-// usage prints FilterUsage and returns the filter bytes in all.
+// printPlans prints FitPlan's plan beside the best bloom-only plan within
+// the same ceiling, and bloom(10) on every level, with the bytes of the
+// filters a Get loads and the expected false positives per absent Get that
+// FitPlan's model gives each.
+func printPlans(w io.Writer, budget uint64, r cuckoopolicy.PlanReport) {
+	fmt.Fprintf(w, "FitPlan(db, PlanConfig{MaxFilterBytes: %d}), the bloom(10) filters' bytes on L0-L5.\n", budget)
+	fmt.Fprintf(w, "By its model (bytes of the filters a Get loads, L0-L5, empty levels as they will fill):\n")
+	for _, e := range []struct {
+		name string
+		est  cuckoopolicy.Estimate
+	}{{"plan", r.Estimate}, {"best bloom-only plan", r.BloomOnly}, {"bloom(10) on every level", r.Bloom10}} {
+		fmt.Fprintf(w, "  %-25s %v\n  %-25s %d bytes, %.5f expected false positives per absent Get\n", e.name+":", e.est.Plan, "", e.est.Bytes, e.est.FalsePositives)
+	}
+	if r.FalsePositives > 1e-7 && r.BloomOnly.FalsePositives > 1e-7 { // a ratio of nothing says nothing
+		fmt.Fprintf(w, "  the plan expects %.2fx the false positives of the best bloom-only plan\n", r.FalsePositives/r.BloomOnly.FalsePositives)
+	}
+	fmt.Fprintln(w)
+}
+
+// usage prints FilterUsage and returns the filter bytes on L0-L5, those a
+// Get loads.
 func usage(w io.Writer, db *pebble.DB) (uint64, error) {
 	rows, err := cuckoopolicy.FilterUsage(db)
 	if err != nil {
 		return 0, err
 	}
-	var total uint64
+	var total, loaded uint64
 	fmt.Fprintf(w, "  %-5s %-26s %6s %8s %12s %9s\n", "level", "filter policy", "tables", "keys", "filter bytes", "bits/key")
 	for _, u := range rows {
 		fmt.Fprintf(w, "  L%-4d %-26s %6d %8d %12d %9.2f\n", u.Level, u.Policy, u.Tables, u.Keys, u.FilterBytes, u.BitsPerEntry())
 		total += u.FilterBytes
+		if u.Level < 6 {
+			loaded += u.FilterBytes
+		}
 	}
-	fmt.Fprintf(w, "  filter bytes in all: %d\n", total)
-	return total, nil
+	fmt.Fprintf(w, "  filter bytes in all: %d; on L0-L5, which a Get loads: %d\n", total, loaded)
+	return loaded, nil
 }
 
 // absentGets reads gets absent keys and returns the filter false positives

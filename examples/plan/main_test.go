@@ -7,6 +7,38 @@ import (
 	"testing"
 )
 
+// checkPlans checks the plan and the best bloom-only plan printed beside it:
+// both within the ceiling, the bloom(10) filters' bytes on L0-L5, the
+// bloom-only plan of bloom filters alone, and the plan expecting no more
+// false positives than it.
+func checkPlans(t *testing.T, text string) {
+	t.Helper()
+	ceiling := regexp.MustCompile(`MaxFilterBytes: ([0-9]+)\}\), the bloom\(10\) filters' bytes on L0-L5`).FindStringSubmatch(text)
+	loaded := regexp.MustCompile(`on L0-L5, which a Get loads: ([0-9]+)`).FindStringSubmatch(text)
+	if ceiling == nil || loaded == nil || ceiling[1] != loaded[1] {
+		t.Fatalf("the ceiling %q is not the bloom(10) filters' bytes on L0-L5 %q", ceiling, loaded)
+	}
+	max, _ := strconv.ParseUint(ceiling[1], 10, 64)
+	est := regexp.MustCompile(`\n  (plan|best bloom-only plan): +(.*)\n +([0-9]+) bytes, ([0-9.]+) expected false positives`).FindAllStringSubmatch(text, -1)
+	if len(est) != 2 {
+		t.Fatalf("want the plan and the best bloom-only plan with their bytes, got %q", est)
+	}
+	var fp [2]float64
+	for i, e := range est {
+		bytes, _ := strconv.ParseUint(e[3], 10, 64)
+		fp[i], _ = strconv.ParseFloat(e[4], 64)
+		if bytes == 0 || bytes > max {
+			t.Errorf("%s: %d bytes, ceiling %d", e[1], bytes, max)
+		}
+	}
+	if strings.Contains(est[1][2], "cuckoo") || !strings.Contains(est[1][2], "bloom") {
+		t.Errorf("the best bloom-only plan is %q", est[1][2])
+	}
+	if fp[0] > fp[1] {
+		t.Errorf("the plan expects %v false positives per absent Get, the bloom-only plan %v", fp[0], fp[1])
+	}
+}
+
 // TestRun runs the example on fewer keys and checks what it prints: a plan
 // for Get with no filter on L6 and filters above it; no key lost in either
 // database; and under the plan fewer false positives per absent Get than on
@@ -19,10 +51,11 @@ func TestRun(t *testing.T) {
 	}
 	text := out.String()
 	t.Log("\n" + text)
-	plan := regexp.MustCompile(`useL6 false\):\n  (.*)\n`).FindStringSubmatch(text)
+	plan := regexp.MustCompile(`\n  plan: +(.*)\n`).FindStringSubmatch(text)
 	if plan == nil || !strings.HasSuffix(plan[1], "L6 none") || strings.HasPrefix(plan[1], "L0-L6") {
 		t.Fatalf("want a plan with filters above L6 and none on L6, got %q", plan)
 	}
+	checkPlans(t, text)
 	if n := strings.Count(text, ", 0 lost"); n != 2 {
 		t.Errorf("keys lost: %d of 2 databases read back every key", n)
 	}

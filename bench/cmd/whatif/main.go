@@ -6,17 +6,20 @@
 //
 //	go run ./bench/cmd/whatif -db DIR                       # default comparer: whole keys
 //	go run ./bench/cmd/whatif -db DIR -comparer cockroach   # CockroachDB keys: MVCC prefixes
-//	go run ./bench/cmd/whatif -db DIR -memory 64MiB         # and the filter plan for 64 MiB
-//	go run ./bench/cmd/whatif -db DIR -memory 64MiB -l6     # the plan for prefix reads with L6 filters
+//	go run ./bench/cmd/whatif -db DIR -l6                   # the plan for prefix reads with L6 filters
+//	go run ./bench/cmd/whatif -db DIR -memory 64MiB         # the plan within 64 MiB of filters
 //
-// With -memory SIZE it also prints the filter plan cuckoopolicy.PlanFor
-// chooses for the database within SIZE bytes of filters (a byte count, or a
-// number with a unit: KiB, MiB, GiB, TiB or KB, MB, GB, TB), for absent Gets,
-// or with -l6 for lookups that read L6 filters; its filters' bytes; the
-// false-positive data-block reads per absent lookup that the plan, the
-// current filters and bloom(10) on every level cost on the same absent
-// probes; and the Go lines that apply the plan. A -memory it cannot read, or
-// of 0, is an error (exit status 1) before the database is opened.
+// It ends with the filter plan cuckoopolicy.FitPlan chooses for the
+// database, for absent Gets or with -l6 for lookups that read L6 filters,
+// within a ceiling of filter bytes: by default the bytes the current filters
+// take on the levels those lookups load (L0-L5 for Get, L0-L6 with -l6), by
+// FitPlan's model; with -memory SIZE that many bytes (a byte count, or a
+// number with a unit: KiB, MiB, GiB, TiB or KB, MB, GB, TB). At equal
+// bytes it prints the plan, the current filters, bloom(10) on every level
+// and the best bloom-only plan with their expected false-positive reads per
+// absent lookup; the reads in vain they cost on the same absent probes; the
+// Go lines that apply the plan; and a one-line verdict. A -memory it cannot
+// read, or of 0, is an error (exit status 1) before the database is opened.
 //
 // It opens the database read-only and never writes to it; it refuses a
 // database that a running Pebble holds open. Run it on a checkpoint
@@ -55,8 +58,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	budgets := fs.String("budgets", "8,10,12,14,16", "comma-separated bits-per-key budgets of the candidate filters")
 	sample := fs.Int("sample", 100000, "keys per table that build the candidates and give probes, evenly spaced (0: all)")
 	probes := fs.Int("probes", whatif.DefaultProbes, "absent probes to derive from the database's keys")
-	memory := fs.String("memory", "", "if set, print the filter plan for this many filter `bytes` (64MiB, 500MB, 1GiB, 1048576)")
-	useL6 := fs.Bool("l6", false, "with -memory, plan for lookups that read L6 filters (IterOptions.UseL6Filters), not db.Get")
+	memory := fs.String("memory", "", "the filter `bytes` the plan may take (64MiB, 500MB, 1GiB, 1048576); default: the current filters'")
+	useL6 := fs.Bool("l6", false, "plan for lookups that read L6 filters (IterOptions.UseL6Filters), not db.Get")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: whatif -db DIR [flags]\n\nflags:\n")
 		fs.PrintDefaults()
@@ -71,7 +74,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return fmt.Errorf("whatif: need -db DIR and no arguments")
 	}
-	mem, err := memoryFlag(fs, *memory, *useL6)
+	mem, err := memoryFlag(fs, *memory)
 	if err != nil {
 		return err
 	}
@@ -99,16 +102,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return rep.Write(stdout)
 }
 
-// memoryFlag returns the bytes -memory gives (0 when it is not set), or the
-// error in -memory and -l6: a size parseSize cannot read, a size of 0, -l6
-// without -memory.
-func memoryFlag(fs *flag.FlagSet, memory string, useL6 bool) (uint64, error) {
+// memoryFlag returns the bytes -memory gives (0 when it is not set: the
+// default ceiling), or the error in -memory: a size parseSize cannot read,
+// a size of 0.
+func memoryFlag(fs *flag.FlagSet, memory string) (uint64, error) {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "memory" })
 	if !set {
-		if useL6 {
-			return 0, fmt.Errorf("whatif: -l6 needs -memory SIZE: it plans the filters for lookups that read L6 filters")
-		}
 		return 0, nil
 	}
 	mem, err := parseSize(memory)

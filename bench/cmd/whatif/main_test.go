@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -187,7 +188,6 @@ func TestBadInput(t *testing.T) {
 		{"memory negative", db, []string{"-memory", "-1MiB"}, `bad size "-1MiB"`},
 		{"memory fraction of a byte", db, []string{"-memory", "1.5"}, "whole number"},
 		{"memory too large", db, []string{"-memory", "16777216TiB"}, "2^64 bytes or more"},
-		{"l6 without memory", db, []string{"-l6"}, "-l6 needs -memory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := pebbletest.MustSnapshot(t, c.dir)
@@ -259,15 +259,16 @@ func TestPlan(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("whatif %s: exit status %d, stderr:\n%s", strings.Join(args, " "), code, errOut)
 		}
-		for _, s := range []string{"Filter plan: cuckoopolicy.PlanFor within 64 KiB", "bloom(10) on every level",
-			"cuckoopolicy.ApplyPlan(opts, cuckoopolicy.Plan{"} {
+		for _, s := range []string{"Filter plan: cuckoopolicy.FitPlan within 64 KiB of the filters the lookups load.",
+			"bloom(10) on every level", "best bloom-only plan", "cuckoopolicy.ApplyPlan(opts, cuckoopolicy.Plan{",
+			"Verdict: at the same 64 KiB of filters the lookups load, "} {
 			if !strings.Contains(out, s) {
 				t.Errorf("-l6 %v: output lacks %q:\n%s", l6, s, out)
 			}
 		}
 		// The Go lines end with L6's entry: nil without -l6, a policy with it.
 		noL6 := regexp.MustCompile(`\tnil, +// L6\n`).MatchString(out)
-		if noL6 == l6 || strings.Contains(out, "per L6-filtered lookup") != l6 {
+		if noL6 == l6 || strings.Contains(out, "the lookups load (L0-L6)") != l6 {
 			t.Errorf("-l6 %v: L6 entry nil: %v; output:\n%s", l6, noL6, out)
 		}
 		if testing.Verbose() {
@@ -275,4 +276,42 @@ func TestPlan(t *testing.T) {
 		}
 	}
 	pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, dir))
+}
+
+// TestPlanDefault runs the command without -memory: the plan section is
+// there, at the bytes the current filters take on L0-L5 by the model (the
+// current filters' row), the plan and the bloom-only plan within them, and
+// the output ends with the verdict, its only line that starts so.
+func TestPlanDefault(t *testing.T) {
+	dir := buildDB(t)
+	out, errOut, code := runCmd(t, "-db", dir, "-budgets", "10", "-probes", "2000")
+	if code != 0 {
+		t.Fatalf("exit status %d, stderr:\n%s", code, errOut)
+	}
+	head := regexp.MustCompile(`\nFilter plan: cuckoopolicy.FitPlan within (.*) of the filters the lookups load:\n` +
+		`the bytes the current filters take on L0-L5, by FitPlan's model`).FindStringSubmatch(out)
+	if head == nil {
+		t.Fatalf("no plan section at the current filters' bytes:\n%s", out)
+	}
+	rows := map[string]uint64{}
+	for _, m := range regexp.MustCompile(`(?m)^ *(plan|current filters|best bloom-only plan) +([0-9,]+) `).FindAllStringSubmatch(out, -1) {
+		n, err := strconv.ParseUint(strings.ReplaceAll(m[2], ",", ""), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows[m[1]] = n
+	}
+	ceiling := rows["current filters"]
+	if len(rows) != 3 || ceiling == 0 || rows["plan"] > ceiling || rows["best bloom-only plan"] > ceiling {
+		t.Errorf("bytes %v: want the plan and the bloom-only plan within the current filters'", rows)
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	verdict := lines[len(lines)-1]
+	if !strings.HasPrefix(verdict, "Verdict: at the same "+strings.Fields(head[1])[0]) || strings.Count(out, "Verdict:") != 1 ||
+		!strings.Contains(verdict, "the false positives of the best bloom-only plan") {
+		t.Errorf("output does not end with the verdict:\n%s", out)
+	}
+	if testing.Verbose() {
+		t.Log("\n" + out[strings.Index(out, "\nFilter plan:"):])
+	}
 }
