@@ -2,6 +2,7 @@ package cuckoopolicy
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -297,7 +298,7 @@ func groupSizes(sizes []uint64) []group {
 	for _, e := range byBucket {
 		g = append(g, group{keys: (e[0] + e[1]/2) / e[1], count: int(e[1])})
 	}
-	slices.SortFunc(g, func(a, b group) int { return int(a.keys) - int(b.keys) })
+	slices.SortFunc(g, func(a, b group) int { return cmp.Compare(a.keys, b.keys) })
 	return g
 }
 
