@@ -130,7 +130,7 @@
 //	    16     4  number of distinct key hashes placed (entries in the table)
 //	    20     4  check (below)
 //	    24     1  f, fingerprint width in bits, 4 to 32
-//	    25     1  flags: bit 0 = semi-sorted buckets; other bits zero
+//	    25     1  flags: bit 0 = semi-sorted buckets, bit 1 = unfiltered; other bits zero
 //	    26     1  reserved, zero
 //	    27     1  format version, 2
 //	    28     4  magic "CKOO"
@@ -181,7 +181,12 @@
 // other. A trailer with keys and no buckets marks a table too large
 // to filter (2^32-1 distinct keys or more): it holds no filter, so it answers
 // true for every key and Inspect reports it as invalid. So does a key count
-// above 4m, which no table can hold.
+// above 4m, which no table can hold. An unfiltered block (flag bit 1) is the
+// trailer alone with m = 0, f in [4, 32] and the table's key count: it holds
+// no filter by design (a LivePlan writes it on a level its plan leaves
+// without one), answers true for every key, and Inspect reports it as valid
+// with Info.Unfiltered set. Readers that predate the flag answer true for
+// it too, as for any unknown flag.
 //
 // Example: FilterPolicy(10) over 1000 distinct keys chooses f = 10,
 // semi-sorted (bb = 36 bits). The budget is 10*1000 bits less 327 bits of

@@ -20,7 +20,11 @@ const (
 	magic         = 0x4f4f4b43 // "CKOO" in little-endian order
 	checkFold     = 0x5bd1e995 // what a version 2 trailer folds to
 	flagSemiSort  = 1
-	knownFlags    = flagSemiSort
+	// flagUnfiltered marks a block that holds no filter by design: no
+	// buckets, the table's key count, and "may contain" for every key. A
+	// live plan's level writes it where the plan has no filter.
+	flagUnfiltered = 2
+	knownFlags     = flagSemiSort | flagUnfiltered
 )
 
 // ErrInvalidFilter is returned by Inspect for bytes that are not a filter
@@ -90,6 +94,7 @@ const (
 	errEmpty
 	errKeys
 	errLength
+	errUnfiltered
 )
 
 var reasons = [...]string{
@@ -102,6 +107,7 @@ var reasons = [...]string{
 	errEmpty:    "keys without buckets (a table too large to filter)",
 	errKeys:     "more keys than slots",
 	errLength:   "table length does not match the bucket count",
+	errUnfiltered: "unfiltered block with buckets or a table",
 }
 
 // check validates a block and returns okBlock or the reason it is rejected.
@@ -115,6 +121,12 @@ func check(b []byte) int {
 	keys, f := uint32(kc), w&0xff
 	if r := trailerReason(m, seed, kc, w); r != okBlock {
 		return r
+	}
+	if w&(flagUnfiltered<<8) != 0 {
+		if m != 0 || len(b) != trailerLen || f < cuckoohash.MinFingerprintBits || f > cuckoohash.MaxFingerprintBits {
+			return errUnfiltered
+		}
+		return okBlock
 	}
 	switch {
 	case f < cuckoohash.MinFingerprintBits || f > cuckoohash.MaxFingerprintBits:
@@ -201,6 +213,7 @@ func Inspect(filter []byte) (Info, error) {
 	info := Info{
 		FingerprintBits: int(t.f),
 		SemiSorted:      t.flags&flagSemiSort != 0,
+		Unfiltered:      t.flags&flagUnfiltered != 0,
 		Buckets:         int(t.buckets),
 		Keys:            int(t.keys),
 	}
@@ -226,6 +239,7 @@ func Inspect(filter []byte) (Info, error) {
 type Info struct {
 	FingerprintBits int     // bits per fingerprint, 4 to 32
 	SemiSorted      bool    // buckets are semi-sorted (4f-4 bits each)
+	Unfiltered      bool    // the block holds no filter: no buckets, "may contain" for every key
 	Buckets, Keys   int     // buckets of four slots; entries placed (see below)
 	LoadFactor      float64 // Keys / (4 * Buckets); 0 for an empty table
 	BitsPerKey      float64 // the whole block, trailer included, over Keys; 0 for no keys

@@ -91,7 +91,7 @@ func (l *liveLevel) MayContain(ftype pebble.FilterType, filter, key []byte) bool
 // level's budget of the moment.
 func (l *liveLevel) NewWriter(ftype pebble.FilterType) pebble.FilterWriter {
 	c := l.current()
-	if c.f == 0 {
+	if c.f == 0 && !c.unfiltered {
 		c = FilterPolicy(MinBitsPerKey).config() // builds never fail
 	}
 	return newWriter(c)
@@ -252,18 +252,35 @@ func (lp *LivePlan) Refit() error {
 	r, err := lp.fit(db)
 	lp.mu.Lock()
 	defer lp.mu.Unlock()
-	lp.last = time.Now()
+	now := time.Now()
 	lp.status.Refits++
-	lp.status.LastFit, lp.status.FitTime, lp.status.FitError = lp.last, time.Since(start), err
+	lp.status.LastFit, lp.status.FitTime, lp.status.FitError = now, time.Since(start), err
 	if err != nil {
 		return err
 	}
+	empty := true
+	for _, l := range r.Levels {
+		if l.Keys > 0 && l.Probes > 0 {
+			empty = false
+		}
+	}
+	if empty {
+		// Nothing to fit to yet: keep the plan, and let the first flush
+		// refit at once.
+		return nil
+	}
+	lp.last = now
 	if lp.cfg.MaxFilterBytes > 0 {
 		var next [7]config
 		for l, p := range r.Plan {
 			next[l] = policyConfig(p)
 		}
 		lp.state.Store(&next)
+	}
+	for l, p := range r.Plan {
+		if _, ok := p.(unfilteredPolicy); ok {
+			r.Plan[l] = nil
+		}
 	}
 	lp.status.PlanReport = r
 	return nil
@@ -278,7 +295,7 @@ func (lp *LivePlan) fit(db *pebble.DB) (PlanReport, error) {
 		cur = optionsPlan(lp.cfg.Current)
 	}
 	m := lp.cfg.model()
-	m.bloom, m.leastCuckoo = false, true
+	m.bloom, m.live = false, true
 	return s.report(lp.cfg, cur, m), nil
 }
 
@@ -286,6 +303,8 @@ func (lp *LivePlan) fit(db *pebble.DB) (PlanReport, error) {
 // zero config (no filter) for anything else.
 func policyConfig(p pebble.FilterPolicy) config {
 	switch v := p.(type) {
+	case unfilteredPolicy:
+		return config{unfiltered: true}
 	case FilterPolicy:
 		return v.config()
 	case Policy:
@@ -298,10 +317,25 @@ func policyConfig(p pebble.FilterPolicy) config {
 // config.
 func (c config) policy() pebble.FilterPolicy {
 	switch {
-	case c.f == 0:
+	case c.f == 0 || c.unfiltered:
 		return nil
 	case c.bitsPerKey > 0 && c.semi && c.f == budgetWidth(c.bitsPerKey, true):
 		return FilterPolicy(c.bitsPerKey)
 	}
 	return Policy{FingerprintBits: c.f, SemiSort: c.semi, LoadFactor: c.load}
+}
+
+// unfilteredPolicy writes unfiltered blocks: a live plan's level where its
+// plan has no filter (Pebble writes no filter only for a level whose policy
+// is pebble.NoFilterPolicy itself, which a level object cannot become).
+type unfilteredPolicy struct{}
+
+func (unfilteredPolicy) Name() string { return PolicyName }
+
+func (unfilteredPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) bool {
+	return FilterPolicy(0).MayContain(ftype, filter, key)
+}
+
+func (unfilteredPolicy) NewWriter(pebble.FilterType) pebble.FilterWriter {
+	return newWriter(config{unfiltered: true})
 }

@@ -49,8 +49,10 @@ func (p Plan) String() string {
 
 func policyLabel(p pebble.FilterPolicy) string {
 	switch v := p.(type) {
-	case nil:
+	case nil, unfilteredPolicy:
 		return "none"
+	case *liveLevel:
+		return policyLabel(v.current().policy())
 	case FilterPolicy:
 		return fmt.Sprintf("cuckoo(%d)", int(v))
 	case bloom.FilterPolicy:

@@ -211,7 +211,7 @@ func (s shape) report(cfg PlanConfig, cur Plan, m model) PlanReport {
 // whose L6 the caller clears.
 func (s *shape) plan(budget float64, m model) (Plan, bool) {
 	var p Plan
-	if budget <= 0 && !m.leastCuckoo {
+	if budget <= 0 && !m.live {
 		return p, true
 	}
 	c, fits := s.solve(budget, m)

@@ -74,9 +74,9 @@ type model struct {
 	minGain float64 // the fewest expected reads a step must save per byte
 	bloom   bool    // bloom.FilterPolicy candidates
 	cuckoo  bool    // FilterPolicy and Policy candidates
-	// leastCuckoo: every active level takes at least FilterPolicy(4) (a
-	// live plan, whose levels write this package's blocks only).
-	leastCuckoo bool
+	// live: a live plan's levels write this package's blocks only, and a
+	// level without a filter writes unfiltered blocks (the trailer alone).
+	live bool
 }
 
 // step is one choice for a level: a policy, its bytes and the expected false
@@ -94,7 +94,9 @@ func (s *shape) candidates(l int, m model) []step {
 		b, fp := s.levelCost(l, p)
 		pts = append(pts, step{p, b, fp})
 	}
-	if !m.leastCuckoo {
+	if m.live {
+		add(unfilteredPolicy{})
+	} else {
 		add(nil)
 	}
 	for b := 1; b <= m.maxBits; b++ {

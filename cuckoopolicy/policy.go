@@ -170,6 +170,8 @@ type config struct {
 	bitsPerKey int
 	// load > 0: size the table for this load.
 	load float64
+	// unfiltered: write an unfiltered block, the trailer alone.
+	unfiltered bool
 }
 
 // budgetWidth is the budget rule: the widest f whose table, at bitsPerKey
@@ -237,12 +239,17 @@ type writer struct {
 	cfg  config
 	keys static.HashList
 	last uint64
+	n    int // keys added, for an unfiltered block (which keeps no hashes)
 }
 
 func newWriter(c config) *writer { return &writer{cfg: c} }
 
 // AddKey implements the pebble.FilterWriter interface.
 func (w *writer) AddKey(key []byte) {
+	if w.cfg.unfiltered {
+		w.n++
+		return
+	}
 	h := cuckoohash.Hash(key)
 	if w.keys.Len() > 0 && h == w.last {
 		return
@@ -258,13 +265,18 @@ var builders = sync.Pool{New: func() any { return new(static.Builder) }}
 func (w *writer) Finish(dst []byte) []byte {
 	defer w.keys.Reset()
 	n := w.keys.Len()
+	if w.cfg.unfiltered {
+		n, w.n = w.n, 0
+	}
 	var t trailer
 	t.version = formatVersion
 	t.f = uint8(w.cfg.f)
 	if w.cfg.semi {
 		t.flags = flagSemiSort
 	}
-	if uint64(n) >= math.MaxUint32 {
+	if w.cfg.unfiltered {
+		t.f, t.flags, t.keys = cuckoohash.MinFingerprintBits, flagUnfiltered, uint32(min(uint64(n), math.MaxUint32-1))
+	} else if uint64(n) >= math.MaxUint32 {
 		// Unreachable for a real sstable. Keys without buckets is an invalid
 		// block, so readers answer "may contain" for every key.
 		t.keys = math.MaxUint32

@@ -132,9 +132,14 @@ func tableCost(p pebble.FilterPolicy, n uint64) (bytes, rate float64, ok bool) {
 	case Policy:
 		c := v.config()
 		return c.blockBytes(n), c.rate(n), true
+	case unfilteredPolicy:
+		return trailerLen, 1, true
 	case *liveLevel:
 		c := v.current()
-		if c.f == 0 {
+		switch {
+		case c.unfiltered:
+			return trailerLen, 1, true
+		case c.f == 0:
 			return 0, 1, true
 		}
 		return c.blockBytes(n), c.rate(n), true
