@@ -98,15 +98,15 @@ const (
 )
 
 var reasons = [...]string{
-	errShort:    "shorter than its trailer",
-	errMagic:    "wrong magic",
-	errVersion:  "unknown format version or nonzero reserved byte",
-	errChecksum: "trailer check mismatch",
-	errFlags:    "unknown flags",
-	errWidth:    "unsupported fingerprint width",
-	errEmpty:    "keys without buckets (a table too large to filter)",
-	errKeys:     "more keys than slots",
-	errLength:   "table length does not match the bucket count",
+	errShort:      "shorter than its trailer",
+	errMagic:      "wrong magic",
+	errVersion:    "unknown format version or nonzero reserved byte",
+	errChecksum:   "trailer check mismatch",
+	errFlags:      "unknown flags",
+	errWidth:      "unsupported fingerprint width",
+	errEmpty:      "keys without buckets (a table too large to filter)",
+	errKeys:       "more keys than slots",
+	errLength:     "table length does not match the bucket count",
 	errUnfiltered: "unfiltered block with buckets or a table",
 }
 
