@@ -20,8 +20,9 @@ var ErrStarted = errors.New("cuckoopolicy: live plan already started")
 // it grows, keeping the filter bytes the lookups load within its ceiling
 // (PlanConfig.MaxFilterBytes). Set it on the options before Open with
 // Apply, then call Start with the open database; it refits after flushes,
-// compactions and ingests, at most once per refit interval, in a goroutine of
-// its own: writes and reads never wait for it. Call Stop before closing the
+// compactions and ingests, at most once per refit interval unless a tenth of
+// the database has been written since the last fit, in a goroutine of its
+// own: writes and reads never wait for it. Call Stop before closing the
 // database.
 //
 // Each level gets a policy object of this package's family that writes each
@@ -46,6 +47,11 @@ type LivePlan struct {
 	interval time.Duration
 	levels   [7]*liveLevel
 	state    atomic.Pointer[[7]config] // what each level writes now
+
+	// written counts the bytes flushed and ingested since the last fit;
+	// sizeAtFit is the tables' bytes that fit saw.
+	written   atomic.Uint64
+	sizeAtFit uint64
 
 	mu      sync.Mutex
 	db      *pebble.DB
@@ -146,9 +152,19 @@ func (lp *LivePlan) Apply(opts *pebble.Options) {
 		}
 	}
 	el := pebble.EventListener{
-		FlushEnd:      func(pebble.FlushInfo) { ask() },
+		FlushEnd: func(info pebble.FlushInfo) {
+			for _, t := range info.Output {
+				lp.written.Add(t.Size)
+			}
+			ask()
+		},
 		CompactionEnd: func(pebble.CompactionInfo) { ask() },
-		TableIngested: func(pebble.TableIngestInfo) { ask() },
+		TableIngested: func(info pebble.TableIngestInfo) {
+			for _, t := range info.Tables {
+				lp.written.Add(t.Size)
+			}
+			ask()
+		},
 	}
 	if opts.EventListener != nil {
 		el = pebble.TeeEventListener(*opts.EventListener, el)
@@ -226,6 +242,11 @@ func (lp *LivePlan) run() {
 		}
 		lp.mu.Lock()
 		wait := time.Until(lp.last.Add(lp.interval))
+		// Writes of a tenth of the database since the last fit refit at
+		// once: a plan a few flushes old is fitted to an LSM that is gone.
+		if lp.written.Load()*growthRefit >= lp.sizeAtFit {
+			wait = 0
+		}
 		lp.mu.Unlock()
 		if wait > 0 {
 			select {
@@ -249,7 +270,8 @@ func (lp *LivePlan) Refit() error {
 		return ErrNilDB
 	}
 	start := time.Now()
-	r, err := lp.fit(db)
+	written := lp.written.Load()
+	r, size, err := lp.fit(db)
 	lp.mu.Lock()
 	defer lp.mu.Unlock()
 	now := time.Now()
@@ -270,6 +292,8 @@ func (lp *LivePlan) Refit() error {
 		return nil
 	}
 	lp.last = now
+	lp.sizeAtFit = size
+	lp.written.Add(-written)
 	if lp.cfg.MaxFilterBytes > 0 {
 		var next [7]config
 		for l, p := range r.Plan {
@@ -286,18 +310,24 @@ func (lp *LivePlan) Refit() error {
 	return nil
 }
 
-func (lp *LivePlan) fit(db *pebble.DB) (PlanReport, error) {
+// fit returns the live model's report on db and the bytes of its tables.
+func (lp *LivePlan) fit(db *pebble.DB) (PlanReport, uint64, error) {
 	s, cur, err := readShape(db, float64(lp.cfg.LevelMultiplier))
 	if err != nil {
-		return PlanReport{}, err
+		return PlanReport{}, 0, err
 	}
 	if lp.cfg.Current != nil {
 		cur = optionsPlan(lp.cfg.Current)
 	}
+	s.steadyL0()
 	m := lp.cfg.model()
 	m.bloom, m.live = false, true
-	return s.report(lp.cfg, cur, m), nil
+	return s.report(lp.cfg, cur, m), s.size, nil
 }
+
+// growthRefit: bytes written of a growthRefit-th of the database's tables
+// since the last fit ask for a refit without waiting for the interval.
+const growthRefit = 10
 
 // policyConfig is the writer configuration of a plan's cuckoo policy; the
 // zero config (no filter) for anything else.
@@ -338,4 +368,24 @@ func (unfilteredPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) 
 
 func (unfilteredPolicy) NewWriter(pebble.FilterType) pebble.FilterWriter {
 	return newWriter(config{unfiltered: true})
+}
+
+// steadyL0Tables is the L0 a live plan fits to: Pebble's default
+// L0CompactionThreshold of tables.
+const steadyL0Tables = 4
+
+// steadyL0 scales L0 down to steadyL0Tables tables where it holds more: a
+// live plan refits during write bursts, when L0 piles up for a moment, and a
+// plan fitted to that moment gives L0's short-lived tables the bytes of the
+// levels its compactions are writing to.
+func (s *shape) steadyL0() {
+	t := s.tables[0]
+	if t <= steadyL0Tables {
+		return
+	}
+	f := float64(steadyL0Tables) / float64(t)
+	s.keys[0] = uint64(float64(s.keys[0]) * f)
+	s.probes[0] *= f
+	s.tables[0] = steadyL0Tables
+	s.sizes[0] = nil
 }

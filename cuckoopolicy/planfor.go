@@ -143,9 +143,10 @@ func PlanFor(db *pebble.DB, maxFilterBytes uint64, useL6 bool) (Plan, error) {
 // Empty levels between L0 and the deepest populated level are planned for
 // the keys they will hold, a LevelMultiplier-th of the level below, in
 // tables of that level's size, and their bytes count against the ceiling:
-// the plan keeps to it as those levels form. Other empty levels take the
-// policy of the nearest planned level above them (or, above every planned
-// level, of the first).
+// the plan keeps to it as those levels form. Empty levels above every
+// planned level take the first planned level's policy; empty levels below
+// them the bits per key the ceiling averages over the keys planned for, at
+// most 10 (the family that is better at that budget).
 //
 // The search: the greedy over each level's lower convex hull of (bytes,
 // false positives), dominated points removed, taking the step that saves
@@ -227,16 +228,48 @@ func (s *shape) plan(budget float64, m model) (Plan, bool) {
 	if planned < 0 {
 		return Plan{}, fits
 	}
+	below := s.averagePolicy(budget, m)
 	for l := range p {
 		switch {
 		case s.active(l):
 		case l < planned:
 			p[l] = p[planned]
 		default:
-			p[l] = p[l-1]
+			p[l] = below
 		}
 	}
 	return p, fits
+}
+
+// emptyLevelBits caps the bits per key of an empty level below the planned
+// ones: a level that forms from nothing takes the usual 10 bits at most.
+const emptyLevelBits = 10
+
+// averagePolicy is the policy of an empty level below the planned ones: the
+// bits per key the budget averages over the keys planned for, at most
+// emptyLevelBits, so that the keys compactions carry down keep to it (a copy
+// of the level above would carry a small L0's 20 bits into the bottom of a
+// growing LSM, where the keys soon outgrow the budget).
+func (s *shape) averagePolicy(budget float64, m model) pebble.FilterPolicy {
+	var keys uint64
+	for l := range 7 {
+		if s.active(l) {
+			keys += s.keys[l]
+		}
+	}
+	if keys == 0 {
+		return nil
+	}
+	b := min(int(8*budget/float64(keys)), m.maxBits, emptyLevelBits)
+	switch {
+	case m.cuckoo && b >= MinBitsPerKey && (!m.bloom || b >= 9):
+		return FilterPolicy(b)
+	case m.bloom && b >= 1:
+		return bloom.FilterPolicy(b)
+	case m.live:
+		return unfilteredPolicy{}
+	}
+	return nil
 }
 
 // estimate is a plan's cost on s, on the levels the lookups load.

@@ -25,6 +25,8 @@ type shape struct {
 	sizes [7][]group
 	// projected marks an empty level planned for the keys it will hold.
 	projected [7]bool
+	// size is the bytes of the tables read.
+	size uint64
 }
 
 // groups returns the level's tables by size.

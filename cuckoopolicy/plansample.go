@@ -68,6 +68,7 @@ func readShape(db *pebble.DB, mult float64) (s shape, cur Plan, err error) {
 				n = t.Properties.NumEntries
 			}
 			spans[l] = append(spans[l], span{t.Smallest.UserKey, t.Largest.UserKey, n})
+			s.size += t.Size
 		}
 		s.tables[l] = len(tables)
 	}
