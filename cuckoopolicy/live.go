@@ -322,7 +322,33 @@ func (lp *LivePlan) fit(db *pebble.DB) (PlanReport, uint64, error) {
 	s.steadyL0()
 	m := lp.cfg.model()
 	m.bloom, m.live = false, true
-	return s.report(lp.cfg, cur, m), s.size, nil
+	cfg := lp.cfg
+	cfg.MaxFilterBytes = lp.target(&s)
+	r := s.report(cfg, cur, m)
+	r.Config = lp.cfg
+	return r, s.size, nil
+}
+
+// target is the ceiling a refit plans new tables for: the plan's ceiling,
+// less what the tables below L0 written under earlier plans take beyond it. Tables
+// keep their filters until compactions rewrite them, so where they hold
+// more than the ceiling, new tables get less, by the same factor, and the
+// bytes come back to the ceiling as compactions run (no less than a
+// quarter of it).
+func (lp *LivePlan) target(s *shape) uint64 {
+	var now uint64
+	for l, b := range s.filterBytes {
+		// L0's tables are short-lived: a burst is no reason to starve
+		// the levels below.
+		if l > 0 && (l < 6 || lp.cfg.UseL6) {
+			now += b
+		}
+	}
+	c := lp.cfg.MaxFilterBytes
+	if now <= c {
+		return c
+	}
+	return max(uint64(float64(c)*float64(c)/float64(now)), c/4)
 }
 
 // growthRefit: bytes written of a growthRefit-th of the database's tables

@@ -25,8 +25,10 @@ type shape struct {
 	sizes [7][]group
 	// projected marks an empty level planned for the keys it will hold.
 	projected [7]bool
-	// size is the bytes of the tables read.
-	size uint64
+	// size is the bytes of the tables read; filterBytes their filter
+	// blocks' bytes, per level.
+	size        uint64
+	filterBytes [7]uint64
 }
 
 // groups returns the level's tables by size.

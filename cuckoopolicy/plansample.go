@@ -69,6 +69,9 @@ func readShape(db *pebble.DB, mult float64) (s shape, cur Plan, err error) {
 			}
 			spans[l] = append(spans[l], span{t.Smallest.UserKey, t.Largest.UserKey, n})
 			s.size += t.Size
+			if t.Properties != nil {
+				s.filterBytes[l] += t.Properties.FilterSize
+			}
 		}
 		s.tables[l] = len(tables)
 	}
