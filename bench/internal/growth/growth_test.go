@@ -1,0 +1,121 @@
+package growth
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+)
+
+// tiny is a scenario of seconds, scaled down so that it still has levels
+// above L6.
+func tiny(t *testing.T) Config {
+	return Config{
+		Dir: t.TempDir(), Keys: 5_000, Doublings: 2, Absent: 2_000, Seed: 7,
+		MemTableSize: 256 << 10, LBaseMaxBytes: 64 << 10, TargetFileSize: 32 << 10,
+		RefitInterval: 100 * time.Millisecond, Settle: 20 * time.Second,
+	}
+}
+
+func TestRunTiny(t *testing.T) {
+	r, err := Run(context.Background(), tiny(t))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var md bytes.Buffer
+	if err := r.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", md.String())
+	if len(r.Checkpoints) != 3 {
+		t.Fatalf("%d checkpoints, want 3", len(r.Checkpoints))
+	}
+	for p, v := range r.Verified {
+		if v.Keys != 20_000 || v.Lost != 0 || v.Unexpected != 0 || r.absentFound(p) != 0 {
+			t.Errorf("%s: %+v, %d absent keys found", policyNames[p], v, r.absentFound(p))
+		}
+	}
+	for i, cp := range r.Checkpoints {
+		if want := 1 << i; cp.Growth != want || cp.Keys != 5_000*want {
+			t.Errorf("checkpoint %d: growth %d keys %d", i, cp.Growth, cp.Keys)
+		}
+		section := fmt.Sprintf("## %dx: %d keys\n", cp.Growth, cp.Keys)
+		if !strings.Contains(md.String(), section) {
+			t.Errorf("report lacks %q", section)
+		}
+		for p, row := range cp.Rows {
+			if row.Policy != policyNames[p] || row.Absent.Gets != 2_000 {
+				t.Errorf("%dx: row %d is %q with %d Gets", cp.Growth, p, row.Policy, row.Absent.Gets)
+			}
+			line := fmt.Sprintf("| %s | %d | %d |", row.Policy, cp.Keys, row.FilterBytes)
+			if !strings.Contains(md.String(), line) {
+				t.Errorf("report lacks %q", line)
+			}
+		}
+	}
+	// The live plan's bytes against its ceiling and its false positives
+	// against a fresh plan are what the scenario measures, not invariants:
+	// its report says where they fall short (bench/sample/growth.md).
+}
+
+// TestAbsentCount pins how absentGets counts on L0 tables it can predict:
+// automatic compactions off, so each flush stays an L0 table spanning the
+// whole key space. Without filters every Get reads one data block per table
+// and Pebble counts no filter; with bloom(10) every table's filter is
+// consulted once per Get, and the misses are the reads.
+func TestAbsentCount(t *testing.T) {
+	const tables, gets = 3, 1_000
+	for _, tc := range []struct {
+		name   string
+		policy pebble.FilterPolicy
+	}{{"none", pebble.NoFilterPolicy}, {"bloom(10)", bloom.FilterPolicy(10)}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{Absent: gets, Seed: 3}.withDefaults()
+			s := &scenario{cfg: cfg, stream: newStream(cfg)}
+			opts := &pebble.Options{DisableAutomaticCompactions: true, Logger: quietLogger{}}
+			cuckoopolicy.Apply(opts, tc.policy)
+			db, err := pebble.Open(t.TempDir(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			st := &store{db: db, opts: opts}
+			for i := range tables {
+				if err := st.write(context.Background(), s.stream, i*2_000, (i+1)*2_000); err != nil {
+					t.Fatal(err)
+				}
+				if err := db.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.stores[live] = st
+			row, err := s.measure(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := row.Absent
+			t.Logf("%+v", a)
+			if row.Tables[0] != tables || a.Found != 0 {
+				t.Fatalf("%d L0 tables, %d absent keys found", row.Tables[0], a.Found)
+			}
+			// A few absent keys fall outside a table's bounds.
+			probes := a.Unfiltered + a.FilterHits + a.FilterMisses
+			if probes < tables*gets*98/100 || probes > tables*gets {
+				t.Errorf("%d probes, want about %d", probes, tables*gets)
+			}
+			if tc.policy == pebble.NoFilterPolicy && a.FilterHits+a.FilterMisses != 0 {
+				t.Errorf("filters counted on tables without one: %+v", a)
+			}
+			if tc.policy != pebble.NoFilterPolicy && (a.Unfiltered != 0 || a.Reads() > probes/20) {
+				t.Errorf("bloom(10): %+v", a)
+			}
+		})
+	}
+}

@@ -1,0 +1,123 @@
+package growth
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+)
+
+// getLevels is the levels whose filters db.Get loads: L0 to L5 (Pebble
+// v2.1.7's Get never reads L6 filters).
+const getLevels = 6
+
+// upperFilterBytes is the filter bytes on db's L0-L5.
+func upperFilterBytes(db *pebble.DB) (uint64, error) {
+	rows, err := cuckoopolicy.FilterUsage(db)
+	if err != nil {
+		return 0, fmt.Errorf("growth: filter usage: %w", err)
+	}
+	var b uint64
+	for _, u := range rows {
+		if u.Level < getLevels {
+			b += u.FilterBytes
+		}
+	}
+	return b, nil
+}
+
+// measure takes one database's row of a checkpoint.
+func (s *scenario) measure(st *store) (Row, error) {
+	row := Row{Policy: policyNames[st.policy], Plan: st.plan.String()}
+	if st.live != nil {
+		row.Plan = st.live.Plan().String()
+	}
+	var err error
+	if row.FilterBytes, err = upperFilterBytes(st.db); err != nil {
+		return row, err
+	}
+	tables, err := st.db.SSTables(pebble.WithProperties())
+	if err != nil {
+		return row, fmt.Errorf("growth: tables of %s: %w", row.Policy, err)
+	}
+	var unfiltered []span
+	for l, ts := range tables {
+		row.Tables[l] = len(ts)
+		for _, t := range ts {
+			if t.Properties != nil {
+				row.LevelFilterBytes[l] += t.Properties.FilterSize
+				row.LevelEntries[l] += t.Properties.NumEntries
+			}
+			if l < getLevels && (t.Properties == nil || t.Properties.FilterPolicyName == "") {
+				unfiltered = append(unfiltered, span{t.Smallest.UserKey, t.Largest.UserKey})
+			}
+		}
+	}
+	c, err := s.absentGets(st.db, unfiltered)
+	row.Absent = c
+	return row, err
+}
+
+// span is a table's user-key bounds.
+type span struct{ lo, hi []byte }
+
+// absentGets runs the configured absent-key Gets on db and counts the
+// data blocks their false positives read.
+//
+// Pebble counts, per filter a lookup consults, a filter hit (the filter
+// said absent: no data block read) or a miss (it said maybe: a data block
+// read); for a key never written every miss is a false positive. A Get
+// probes, in each level, only the tables whose bounds hold the key, and a
+// table without a filter (none listed in unfiltered, L0-L5) is read with no
+// filter consulted: each such probe is a data block read too, counted here
+// from the bounds.
+func (s *scenario) absentGets(db *pebble.DB, unfiltered []span) (Absent, error) {
+	a := Absent{Gets: s.cfg.Absent}
+	before := db.Metrics().Filter
+	k := make([]byte, s.stream.absent.Width)
+	for i := range a.Gets {
+		s.stream.absent.Put(k, uint64(i))
+		v, closer, err := db.Get(k)
+		switch {
+		case errors.Is(err, pebble.ErrNotFound):
+		case err != nil:
+			return a, fmt.Errorf("growth: absent Get: %w", err)
+		default:
+			_ = v
+			_ = closer.Close()
+			a.Found++
+		}
+		for _, t := range unfiltered {
+			if bytes.Compare(t.lo, k) <= 0 && bytes.Compare(k, t.hi) <= 0 {
+				a.Unfiltered++
+			}
+		}
+	}
+	after := db.Metrics().Filter
+	a.FilterHits = after.Hits - before.Hits
+	a.FilterMisses = after.Misses - before.Misses
+	return a, nil
+}
+
+// Absent is what one database's absent-key Gets met at a checkpoint.
+type Absent struct {
+	Gets         int
+	Found        int   // absent keys found: must be 0
+	FilterHits   int64 // filters that said absent
+	FilterMisses int64 // filters that said maybe: false positives, each a data block read
+	Unfiltered   int64 // probes of L0-L5 tables without a filter, each a data block read
+}
+
+// Reads is the data blocks the Gets read for keys they did not find.
+func (a Absent) Reads() int64 { return a.FilterMisses + a.Unfiltered }
+
+// PerGet is Reads per Get.
+func (a Absent) PerGet() float64 {
+	if a.Gets == 0 {
+		return 0
+	}
+	return float64(a.Reads()) / float64(a.Gets)
+}
