@@ -4,7 +4,7 @@ package cuckoopolicy
 
 // bloomFPR[b] is the false-positive rate of bloom(b) over 65536 random 16-byte keys, measured with 8388608 absent keys; 1 below the family's smallest budget (no filter).
 var bloomFPR = [33]float64{
-	0:  1,        // 0 false positives
+	0:  1,
 	1:  0.6289,   // 5275668 false positives
 	2:  0.3919,   // 3287487 false positives
 	3:  0.2367,   // 1985431 false positives
@@ -41,10 +41,10 @@ var bloomFPR = [33]float64{
 
 // cuckooFPR[b] is the false-positive rate of cuckoo(b) over 65536 random 16-byte keys, measured with 8388608 absent keys, or the theoretical rate where fewer than 400 false positives were seen; 1 below the family's smallest budget (no filter).
 var cuckooFPR = [33]float64{
-	0:  1,         // 0 false positives
-	1:  1,         // 0 false positives
-	2:  1,         // 0 false positives
-	3:  1,         // 0 false positives
+	0:  1,
+	1:  1,
+	2:  1,
+	3:  1,
 	4:  0.3375,    // 2831057 false positives
 	5:  0.1892,    // 1586967 false positives
 	6:  0.1012,    // 849146 false positives
@@ -59,19 +59,19 @@ var cuckooFPR = [33]float64{
 	15: 0.0002226, // 1867 false positives
 	16: 0.0001131, // 949 false positives
 	17: 5.734e-05, // 481 false positives
-	18: 2.882e-05, // 236 false positives
-	19: 1.446e-05, // 121 false positives
-	20: 7.248e-06, // 53 false positives
-	21: 3.633e-06, // 31 false positives
-	22: 1.821e-06, // 17 false positives
-	23: 9.122e-07, // 5 false positives
-	24: 4.57e-07,  // 6 false positives
-	25: 2.289e-07, // 6 false positives
-	26: 1.146e-07, // 0 false positives
-	27: 5.74e-08,  // 1 false positives
-	28: 2.874e-08, // 1 false positives
-	29: 1.439e-08, // 0 false positives
-	30: 7.202e-09, // 0 false positives
-	31: 3.605e-09, // 0 false positives
-	32: 1.804e-09, // 0 false positives
+	18: 2.882e-05, // theory; 236 false positives
+	19: 1.446e-05, // theory; 121 false positives
+	20: 7.248e-06, // theory; 53 false positives
+	21: 3.633e-06, // theory; 31 false positives
+	22: 1.821e-06, // theory; 17 false positives
+	23: 9.122e-07, // theory; 5 false positives
+	24: 4.57e-07,  // theory; 6 false positives
+	25: 2.289e-07, // theory; 6 false positives
+	26: 1.146e-07, // theory; 0 false positives
+	27: 5.74e-08,  // theory; 1 false positives
+	28: 2.874e-08, // theory; 1 false positives
+	29: 1.439e-08, // theory; 0 false positives
+	30: 7.202e-09, // theory; 0 false positives
+	31: 3.605e-09, // theory; 0 false positives
+	32: 1.804e-09, // theory; 0 false positives
 }
