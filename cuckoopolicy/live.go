@@ -329,26 +329,40 @@ func (lp *LivePlan) fit(db *pebble.DB) (PlanReport, uint64, error) {
 	return r, s.size, nil
 }
 
-// target is the ceiling a refit plans new tables for: the plan's ceiling,
-// less what the tables below L0 written under earlier plans take beyond it. Tables
-// keep their filters until compactions rewrite them, so where they hold
-// more than the ceiling, new tables get less, by the same factor, and the
-// bytes come back to the ceiling as compactions run (no less than a
-// quarter of it).
+// target is the ceiling a refit plans new tables for: the plan's ceiling
+// less the excess of the tables below L0 over what the plan the levels write
+// now would take on them, at least half the ceiling. Tables keep their
+// filters until compactions rewrite them, and in a growing database the older
+// ones were written for fewer keys, with more bits: new tables make up for
+// them while they last. Where the tables carry the plan of the moment the
+// excess is nil and the target is the ceiling, so refits do not feed on
+// their own effects.
 func (lp *LivePlan) target(s *shape) uint64 {
-	var now uint64
-	for l, b := range s.filterBytes {
-		// L0's tables are short-lived: a burst is no reason to starve
-		// the levels below.
-		if l > 0 && (l < 6 || lp.cfg.UseL6) {
-			now += b
-		}
-	}
 	c := lp.cfg.MaxFilterBytes
-	if now <= c {
-		return c
+	st := lp.state.Load()
+	var excess float64
+	for l := 1; l < 7; l++ {
+		if l == 6 && !lp.cfg.UseL6 || s.projected[l] {
+			continue
+		}
+		model, _ := s.levelCost(l, st[l].livePolicy())
+		excess += float64(s.filterBytes[l]) - model
 	}
-	return max(uint64(float64(c)*float64(c)/float64(now)), c/4)
+	switch {
+	case excess <= 0:
+		return c
+	case excess >= float64(c/2):
+		return c / 2
+	}
+	return c - uint64(excess)
+}
+
+// livePolicy is the policy a live level writes with c, for the model.
+func (c config) livePolicy() pebble.FilterPolicy {
+	if c.unfiltered {
+		return unfilteredPolicy{}
+	}
+	return c.policy()
 }
 
 // growthRefit: bytes written of a growthRefit-th of the database's tables
