@@ -1,18 +1,21 @@
 package workload
 
 import (
+	"fmt"
 	"math"
+	"strings"
 )
 
 // planNames are the filter plans in report order, bloom(10) first.
-var planNames = []string{planBase, planBloomNoL6, planBloomProg, planProgressive, planForGet, planForNoL6Bytes, planForL6}
+var planNames = []string{planBase, planBloomNoL6, planBloomProg, planProgressive, planForGet,
+	planForNoL6Bytes, planBloomOnlyNoL6, planFor2x, planBloomOnly2x, planForL6, planBloomOnlyL6}
 
 // planPaths are the absent paths the filter plans are compared on.
 var planPaths = []string{"get-absent", "seek-absent", "seek-absent-l6"}
 
-// writePlans writes the filter plans: what each is, the plans PlanFor
-// chose, filter bytes and false-positive reads against bloom(10), and the
-// time ratios where the plans were timed.
+// writePlans writes the filter plans: what each is, the plans FitPlan
+// chose with their budgets, filter bytes and false-positive reads against
+// bloom(10), and the time ratios where the plans were timed.
 func (r *Result) writePlans(w func(string, ...any)) {
 	if !r.Config.FilterPlans {
 		return
@@ -23,11 +26,9 @@ func (r *Result) writePlans(w func(string, ...any)) {
 	w("- bloom(10)-noL6: bloom(10) on L0-L5 and no filter on L6 (CockroachDB's and Ethereum clients' configuration).\n")
 	w("- bloom-progressive: Pebble master's progressive recipe on v2.1.7's bloom filter, bloom 16, 16, 16, 16, 14, 10, 8 bits per key on L0..L6, without master's 1 MiB cap per filter.\n")
 	w("- progressive: cuckoopolicy.Progressive(), %s.\n", planString(r.Shapes, planProgressive))
-	w("- planfor-get: cuckoopolicy.PlanFor(db, bloom(10)'s filter bytes on the shape's tables, false); planfor-noL6bytes: the same at bloom(10)-noL6's bytes; planfor-l6: PlanFor at bloom(10)'s bytes with useL6 true. Each computed per shape on bloom(10)'s database (the layout's tables) before the plans' databases are built:\n\n")
-	w("| shape | policy | budget (filter bytes) | plan |\n|---|---|---:|---|\n")
-	for _, p := range r.Plans {
-		w("| %s | %s | %d | %s |\n", p.Shape, p.Name, p.Budget, p.Plan)
-	}
+	w("- cuckoopolicy.FitPlan's plans, each computed per shape on bloom(10)'s database (the layout's tables) before the plans' databases are built; a budget (PlanConfig.MaxFilterBytes) is a ceiling on the filter bytes the lookups load, L0-L5 for Get and every level with UseL6. planfor-get: PlanFor(db, bloom(10)'s filter bytes, false); planfor-noL6bytes: the same at bloom(10)-noL6's bytes (bloom(10)'s on L0-L5); planfor-2x: at twice bloom(10)-noL6's bytes, Get; planfor-l6: PlanFor at bloom(10)'s bytes with useL6 true. Each bloomonly-* is the BloomOnly plan of the same FitPlan report as the planfor-* of its budget (the best plan of Pebble's bloom filter alone within the same ceiling). Model bytes are FitPlan's estimate of the bytes the lookups load; loaded bytes are measured on the plan's database, on the same levels:\n\n")
+	r.writePlanTable(w)
+	w("\nThe earlier issue's plan targets that these supersede are no longer judged: %s.\n", strings.Join(planDropped, "; "))
 	w("\nFilter bytes on the shape's tables, and false-positive block reads per operation on the absent paths (counting pass), each with its ratio to bloom(10)'s (a level without a filter answers nothing, so its data-block reads are not counted here: bloom(10)-noL6 and the plans for Get read an L6 block on every seek-absent-l6, see the block reads below):\n\n")
 	w("| shape | policy | filter bytes | ×bloom(10) |")
 	for _, p := range planPaths {
@@ -55,6 +56,26 @@ func (r *Result) writePlans(w func(string, ...any)) {
 		}
 	}
 	r.writePlanTimes(w)
+}
+
+// writePlanTable writes the plans FitPlan chose: budget, the model's bytes
+// and false positives, the measured bytes on the levels the lookups load.
+func (r *Result) writePlanTable(w func(string, ...any)) {
+	w("| shape | policy | lookups | budget (filter bytes) | model bytes | model FP/lookup | loaded bytes | ×budget | plan |\n|---|---|---|---:|---:|---:|---:|---:|---|\n")
+	for _, p := range r.Plans {
+		lookups, loaded, ratio := "Get (L0-L5)", "-", math.NaN()
+		if p.UseL6 {
+			lookups = "L6 filters (L0-L6)"
+		}
+		if d, ok := r.db(p.Shape, p.Name); ok {
+			b := d.Shape.loadedFilter(p.UseL6)
+			loaded = fmt.Sprint(b)
+			if p.Budget > 0 {
+				ratio = float64(b) / float64(p.Budget)
+			}
+		}
+		w("| %s | %s | %s | %d | %d | %s | %s | %s | %s |\n", p.Shape, p.Name, lookups, p.Budget, p.Model.Bytes, fmt.Sprintf("%.3g", p.Model.FalsePositives), loaded, f3(ratio), p.Plan)
+	}
 }
 
 // writePlanTimes writes the time ratios of the filter plans to bloom(10),

@@ -10,14 +10,21 @@ import (
 )
 
 // The filter plans measured beside the uniform policies (Config.FilterPlans),
-// each against bloom(10) on every level, on the same LSMs.
+// on the same LSMs. The planfor-* and bloomonly-* plans are
+// cuckoopolicy.FitPlan's on the shape's LSM: a bloomonly-* plan is the
+// report's BloomOnly plan (Pebble's bloom filter alone) at the same ceiling
+// as the planfor-* plan beside it.
 const (
-	planBloomNoL6    = "bloom(10)-noL6"    // bloom(10) on L0-L5, none on L6: CockroachDB's and Ethereum clients' configuration
-	planBloomProg    = "bloom-progressive" // Pebble master's progressive recipe on v2.1.7's bloom, without its 1 MiB cap per filter
-	planProgressive  = "progressive"       // cuckoopolicy.Progressive()
-	planForGet       = "planfor-get"       // PlanFor(db, bloom(10)'s filter bytes, false)
-	planForNoL6Bytes = "planfor-noL6bytes" // PlanFor(db, bloom(10)-noL6's filter bytes, false)
-	planForL6        = "planfor-l6"        // PlanFor(db, bloom(10)'s filter bytes, true)
+	planBloomNoL6     = "bloom(10)-noL6"      // bloom(10) on L0-L5, none on L6: CockroachDB's and Ethereum clients' configuration
+	planBloomProg     = "bloom-progressive"   // Pebble master's progressive recipe on v2.1.7's bloom, without its 1 MiB cap per filter
+	planProgressive   = "progressive"         // cuckoopolicy.Progressive()
+	planForGet        = "planfor-get"         // PlanFor(db, bloom(10)'s filter bytes, false)
+	planForNoL6Bytes  = "planfor-noL6bytes"   // PlanFor(db, bloom(10)-noL6's filter bytes, false)
+	planBloomOnlyNoL6 = "bloomonly-noL6bytes" // FitPlan's BloomOnly at bloom(10)-noL6's filter bytes, Get
+	planFor2x         = "planfor-2x"          // FitPlan at twice bloom(10)-noL6's filter bytes, Get
+	planBloomOnly2x   = "bloomonly-2x"        // its BloomOnly
+	planForL6         = "planfor-l6"          // PlanFor(db, bloom(10)'s filter bytes, true)
+	planBloomOnlyL6   = "bloomonly-l6"        // FitPlan's BloomOnly at bloom(10)'s filter bytes, UseL6
 )
 
 // planBase is the policy every filter plan is compared with.
@@ -28,13 +35,33 @@ const planBase = "bloom(10)"
 // plans are counted on the absent paths only.
 var planTimedQuick = map[string]string{planForL6: "steady/slow", planForGet: "burst/slow"}
 
-// planRow is a plan PlanFor chose for a shape.
+// planRow is a plan FitPlan chose for a shape, with the model's estimate.
 type planRow struct {
 	Shape  string
 	Name   string
 	Plan   cuckoopolicy.Plan
-	Budget uint64 // maxFilterBytes given to PlanFor
+	Budget uint64 // PlanConfig.MaxFilterBytes: the ceiling on the filter bytes the lookups load
 	UseL6  bool
+	Model  cuckoopolicy.Estimate // the plan's bytes and false positives by FitPlan's model
+}
+
+// planQuery is one FitPlan call: the plan name, and the name of the
+// report's BloomOnly plan ("" to skip it).
+type planQuery struct {
+	name, bloomOnly string
+	bytes           uint64
+	useL6           bool
+}
+
+// planQueries are the FitPlan calls of a shape whose bloom(10) database
+// holds all filter bytes, upper of them on L0-L5 (bloom(10)-noL6's).
+func planQueries(all, upper uint64) []planQuery {
+	return []planQuery{
+		{planForGet, "", all, false},
+		{planForNoL6Bytes, planBloomOnlyNoL6, upper, false},
+		{planFor2x, planBloomOnly2x, 2 * upper, false},
+		{planForL6, planBloomOnlyL6, all, true},
+	}
 }
 
 // fixedPlans are the filter plans that do not depend on the LSM.
@@ -53,10 +80,11 @@ func fixedPlans() []policyCfg {
 	}
 }
 
-// planFors returns PlanFor's plans for the shape, computed on bloom(10)'s
-// database among dbs (built from the shape's layout: the tables every
-// database has) at the filter bytes bloom(10) and bloom(10)-noL6 wrote
-// there. It returns none if either database is missing.
+// planFors returns FitPlan's plans for the shape (planQueries), computed
+// on bloom(10)'s database among dbs (built from the shape's layout: the
+// tables every database has) at the filter bytes bloom(10) and
+// bloom(10)-noL6 wrote there. It returns none if either database is
+// missing.
 func (r *runner) planFors(s shapeSpec, dbs []*dbInst) ([]policyCfg, error) {
 	ref, noL6 := findDB(dbs, planBase), findDB(dbs, planBloomNoL6)
 	if ref == nil || noL6 == nil {
@@ -69,18 +97,21 @@ func (r *runner) planFors(s shapeSpec, dbs []*dbInst) ([]policyCfg, error) {
 		return nil, err
 	}
 	var out []policyCfg
-	for _, q := range []struct {
-		name  string
-		bytes uint64
-		useL6 bool
-	}{{planForGet, all, false}, {planForNoL6Bytes, upper, false}, {planForL6, all, true}} {
-		p, err := cuckoopolicy.PlanFor(db, q.bytes, q.useL6)
+	add := func(name string, q planQuery, e cuckoopolicy.Estimate) {
+		p := e.Plan
+		out = append(out, policyCfg{Name: name, Family: famPlan, Plan: &p})
+		r.res.Plans = append(r.res.Plans, planRow{Shape: s.Name, Name: name, Plan: p, Budget: q.bytes, UseL6: q.useL6, Model: e})
+	}
+	for _, q := range planQueries(all, upper) {
+		rep, err := cuckoopolicy.FitPlan(db, cuckoopolicy.PlanConfig{MaxFilterBytes: q.bytes, UseL6: q.useL6})
 		if err != nil {
 			db.Close()
-			return nil, fmt.Errorf("PlanFor for %s: %w", q.name, err)
+			return nil, fmt.Errorf("FitPlan for %s: %w", q.name, err)
 		}
-		out = append(out, policyCfg{Name: q.name, Family: famPlan, Plan: &p})
-		r.res.Plans = append(r.res.Plans, planRow{Shape: s.Name, Name: q.name, Plan: p, Budget: q.bytes, UseL6: q.useL6})
+		add(q.name, q, rep.Estimate)
+		if q.bloomOnly != "" {
+			add(q.bloomOnly, q, rep.BloomOnly)
+		}
 	}
 	return out, db.Close()
 }

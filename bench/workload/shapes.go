@@ -68,6 +68,18 @@ func (s lsmShape) totalFilter() (bytes, keys uint64) {
 	return bytes, keys
 }
 
+// loadedFilter is the filter bytes on the levels a lookup loads: L0-L5
+// for Get, every level with useL6 (iterators with UseL6Filters).
+func (s lsmShape) loadedFilter(useL6 bool) uint64 {
+	var bytes uint64
+	for l, b := range s.FilterBytes {
+		if l < 6 || useL6 {
+			bytes += b
+		}
+	}
+	return bytes
+}
+
 // getProbes is the number of filter probes an absent Get makes per level:
 // one per L0 sublevel, one per populated level from L1 to L5, none in L6
 // (Get never reads L6 filters).

@@ -44,10 +44,12 @@ type Config struct {
 	TimeAll                bool     // time every policy; false: only none, bloom(B), cuckoo(B) and the spreads (the others are counted, not timed)
 	LoadShapes             []string // the shapes whose loading is measured (nil: all but deep)
 	// FilterPlans measures the filter plans beside the other policies:
-	// bloom(10)-noL6, bloom-progressive, progressive and PlanFor's plans
-	// (planfor-get, planfor-noL6bytes, planfor-l6), each against bloom(10),
-	// which is then always built. Where TimeAll is false they are counted
-	// on the absent paths and timed only where a target needs their time.
+	// bloom(10)-noL6, bloom-progressive, progressive and FitPlan's plans
+	// (planfor-get, planfor-noL6bytes, planfor-2x, planfor-l6) with the
+	// best bloom-only plans at the same ceilings (bloomonly-noL6bytes,
+	// bloomonly-2x, bloomonly-l6), against bloom(10), which is then always
+	// built, and each other. Where TimeAll is false they are counted on the
+	// absent paths and timed only where a target needs their time.
 	FilterPlans bool
 }
 
@@ -345,7 +347,7 @@ func (r *runner) shape(s shapeSpec, dataDir string) error {
 
 // databases builds every policy's database of the shape in base from lay:
 // the uniform policies and the fixed filter plans, then, from bloom(10)'s
-// database, the per-level spreads and PlanFor's plans. It returns them and
+// database, the per-level spreads and FitPlan's plans. It returns them and
 // the layout as built.
 func (r *runner) databases(s shapeSpec, lay layout, base string) ([]*dbInst, layout, error) {
 	newDB := func(c policyCfg) *dbInst {

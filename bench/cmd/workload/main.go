@@ -6,9 +6,10 @@
 // interleaved and timing ratios taken over paired repetitions. Beside the
 // uniform policies it measures filter plans, a policy per level, on the
 // same LSMs: bloom(10) without an L6 filter, Pebble master's progressive
-// bloom recipe, cuckoopolicy.Progressive() and cuckoopolicy.PlanFor's
-// plans at bloom(10)'s filter bytes. It writes OUT/WORKLOAD.md,
-// OUT/workload.csv and PNG plots.
+// bloom recipe, cuckoopolicy.Progressive(), and cuckoopolicy.FitPlan's
+// plans beside the best bloom-only plans at the same filter bytes (those of
+// bloom(10), of bloom(10) without L6, and twice the latter). It writes
+// OUT/WORKLOAD.md, OUT/workload.csv and PNG plots.
 //
 //	go run ./bench/cmd/workload -quick -out /tmp/workload
 //
