@@ -249,7 +249,7 @@ func (s *scenario) checkpoint(ctx context.Context, growth int) error {
 			return fmt.Errorf("growth: live plan refit: %w", err)
 		}
 		ls := st.live.Status()
-		cp.Live = LiveFit{Plan: ls.Plan.String(), Refits: ls.Refits, ModelBytes: ls.Bytes, ModelFalsePositives: ls.FalsePositives}
+		cp.Live = LiveFit{Plan: ls.Plan.String(), Refits: ls.Refits, FitTime: ls.FitTime, ModelBytes: ls.Bytes, ModelFalsePositives: ls.FalsePositives}
 	}
 	for p, st := range s.stores {
 		if err := ctx.Err(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/markdown"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
@@ -52,6 +53,7 @@ type Row struct {
 type LiveFit struct {
 	Plan                string
 	Refits              int
+	FitTime             time.Duration // the last refit's
 	ModelBytes          uint64
 	ModelFalsePositives float64
 }
@@ -124,8 +126,8 @@ func (r *Report) writeCheckpoint(d *markdown.Doc, cp Checkpoint) {
 	d.Table([]string{"policy", "keys", "L0-L5 filter bytes", "bytes/B", "bytes/(B·g)",
 		"FP reads/absent Get", "FP vs bloom(10)", "tables L0..L6", "filter bits/entry L0..L5"}, rows)
 	d.List([]string{
-		fmt.Sprintf("live plan now (after %d refits): %s; its model: %d bytes, %.5f FP reads/Get",
-			cp.Live.Refits, cp.Live.Plan, cp.Live.ModelBytes, cp.Live.ModelFalsePositives),
+		fmt.Sprintf("live plan now (after %d refits, the last taking %v): %s; its model: %d bytes, %.5f FP reads/Get",
+			cp.Live.Refits, cp.Live.FitTime.Round(time.Millisecond), cp.Live.Plan, cp.Live.ModelBytes, cp.Live.ModelFalsePositives),
 		fmt.Sprintf("fresh FitPlan at B on the start plan's database (model): %s; %d bytes, %.5f FP reads/Get",
 			cp.Fresh.Plan, cp.Fresh.ModelBytes, cp.Fresh.ModelFalsePositives),
 		fmt.Sprintf("the kept start plan on the same tables (model): %d bytes, %.5f FP reads/Get",
