@@ -29,16 +29,21 @@ var ErrStarted = errors.New("cuckoopolicy: live plan already started")
 // new table at the budget of the latest fit: every block carries its own
 // parameters, so any reader of this package reads them all, and a table's
 // filter is always read by the policy its properties name. The levels write
-// only this package's filters, at least 4 bits per key (a plan without them,
-// and Pebble's bloom filter below 9 bits per key, are FitPlan's); L6 has no
-// filter unless PlanConfig.UseL6 is set, and a ceiling of 0 writes none.
-// Before the first fit every level writes FilterPolicy(10)'s filters.
+// only this package's blocks: cuckoo filters from 4 bits per key, or, where
+// the plan has no filter, unfiltered blocks (the 32-byte trailer alone,
+// "may contain" for every key). Pebble's bloom filter, which FitPlan also
+// weighs and which does better below about 4 bits per key, is not among
+// them. L6 has no filter unless PlanConfig.UseL6 is set, and a ceiling of 0
+// writes none. Before the first fit every level writes FilterPolicy(10)'s
+// filters.
 //
-// Tables keep the filters they were written with until compactions rewrite
-// them, so after a refit the filter bytes approach the new plan's as
-// compactions run; the report's estimate is the plan's, on the current
-// tables. The OPTIONS file names each level's policy as this package's, so
-// options parsed from it read every table's filter.
+// A fit plans for L0 as at most four tables (a write burst is short-lived),
+// and for a ceiling less what the tables below L0 take beyond the plan of
+// the moment: tables keep the filters they were written with until
+// compactions rewrite them, and in a growing database the older ones have
+// more bits. The report's estimate is the plan's, on the current tables. The
+// OPTIONS file names each level's policy as this package's, so options
+// parsed from it read every table's filter.
 //
 // A LivePlan is safe for concurrent use. Its zero value is not usable: call
 // NewLivePlan.
