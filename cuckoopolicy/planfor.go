@@ -107,8 +107,9 @@ type PlanReport struct {
 	Current   Estimate
 	Bloom10   Estimate
 	BloomOnly Estimate
-	// BelowLeast is set when the ceiling is too small for the least filter
-	// the plan could take (a live plan's 4 bits per key on every level).
+	// BelowLeast is set when the ceiling is too small for the least blocks
+	// the plan could write (a live plan's unfiltered blocks, 32 bytes a
+	// table); the plan is then those.
 	BelowLeast bool
 }
 
@@ -152,11 +153,10 @@ func PlanFor(db *pebble.DB, maxFilterBytes uint64, useL6 bool) (Plan, error) {
 // false positives), dominated points removed, taking the step that saves
 // the most per byte first, with a fractional last step (a cuckoo Policy at
 // the load the bytes left give), and an exact search over every level's
-// whole-budget choices with bytes rounded up to 1/8192 of the largest
-// plan's; FitPlan keeps the better. So the plan is never worse than the
-// best choice of whole budgets per level within the ceiling less 7/8192 of
-// the largest plan's bytes, and never takes more than the ceiling by the
-// model. Both stop where the next step saves less than MinGain per KiB.
+// whole-budget choices with bytes rounded up to 1/65536 of the ceiling;
+// FitPlan keeps the better. So the plan is never worse than the best choice
+// of whole budgets per level within the ceiling less 7/65536 of it, and
+// never takes more than the ceiling by the model. Both stop where the next step saves less than MinGain per KiB.
 //
 // A plan is bits per key, level by level: as the database grows its bytes
 // grow with the keys, as any bits-per-key policy's do. FitPlan returns

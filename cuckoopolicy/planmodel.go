@@ -185,8 +185,8 @@ func (c *choice) objective(m model) float64 {
 // the least choice the model allows fits at all. It runs two searches and
 // keeps the better: the greedy over each level's hull (Monkey's rule: each
 // byte goes where it saves the most) with a last, fractional step, and an
-// exact search over every level's whole-budget choices on a grid of 1/8192
-// of the largest plan's bytes. See PlanFor for what that guarantees.
+// exact search over every level's whole-budget choices on a grid of 1/65536
+// of the budget. See FitPlan for what that guarantees.
 func (s *shape) solve(budget float64, m model) (choice, bool) {
 	var fronts [7][]step
 	for l := range fronts {
@@ -199,9 +199,46 @@ func (s *shape) solve(budget float64, m model) (choice, bool) {
 		return g, false
 	}
 	if d, ok := exact(fronts, budget, m); ok && d.objective(m) < g.objective(m) {
-		return d, true
+		g = d
 	}
-	return g, true
+	return improve(fronts, g, budget, m), true
+}
+
+// improve moves c to a better choice within budget while one exists that
+// changes one level's point, or two levels' at once, for another of their
+// fronts': the grid's rounding can leave the last few cells of the budget,
+// and what they buy, unused.
+func improve(fronts [7][]step, c choice, budget float64, m model) choice {
+	obj := func(st step) float64 { return st.fp + m.minGain*st.bytes }
+	for range 32 {
+		total, _ := c.totals()
+		best, bi, bj := 0.0, -1, -1
+		var ba, bb step
+		for i, fi := range fronts {
+			for _, a := range fi {
+				da := obj(a) - obj(c[i])
+				if total-c[i].bytes+a.bytes <= budget && da < best {
+					best, bi, bj, ba = da, i, -1, a
+				}
+				for j := i + 1; j < len(fronts); j++ {
+					for _, b := range fronts[j] {
+						d := da + obj(b) - obj(c[j])
+						if d < best && total-c[i].bytes-c[j].bytes+a.bytes+b.bytes <= budget {
+							best, bi, bj, ba, bb = d, i, j, a, b
+						}
+					}
+				}
+			}
+		}
+		if bi < 0 || best > -1e-15*max(obj(c[bi]), 1e-300) {
+			return c
+		}
+		c[bi] = ba
+		if bj >= 0 {
+			c[bj] = bb
+		}
+	}
+	return c
 }
 
 // greedy is the Monkey allocation over the hulls of fronts.
@@ -293,13 +330,15 @@ func (s *shape) partial(l int, cur step, extra float64, m model) (step, bool) {
 	return best, ok
 }
 
-// gridCells is the resolution of exact: the largest plan's bytes in cells.
-const gridCells = 8192
+// gridCells is the resolution of exact: the budget (or the largest plan's
+// bytes, if less) in cells.
+const gridCells = 1 << 16
 
 // exact finds the choice of least objective over every level's front,
-// within budget, on a grid: a point's bytes are rounded up to whole cells,
-// so the choice never takes more than budget. The grid depends on the shape
-// and the model, not the budget, so a larger budget never does worse.
+// within budget, on a grid of 1/gridCells of the budget: a point's bytes are
+// rounded up to whole cells, so the choice never takes more than budget, and
+// it is the best of those within the budget less 7 cells. A budget larger by
+// more than 7 cells (0.011%) never does worse.
 func exact(fronts [7][]step, budget float64, m model) (choice, bool) {
 	top := 0.0
 	for _, f := range fronts {
@@ -307,14 +346,11 @@ func exact(fronts [7][]step, budget float64, m model) (choice, bool) {
 			top += f[len(f)-1].bytes
 		}
 	}
-	if top == 0 {
+	if top == 0 || !(budget > 0) {
 		return choice{}, false
 	}
-	unit := top / gridCells
-	cells := int(min(math.Floor(budget/unit), gridCells))
-	if cells < 0 {
-		return choice{}, false
-	}
+	unit := min(budget, top) / gridCells
+	cells := gridCells
 	inf := math.Inf(1)
 	dp := make([]float64, cells+1)
 	next := make([]float64, cells+1)
