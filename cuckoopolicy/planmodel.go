@@ -198,10 +198,13 @@ func (s *shape) solve(budget float64, m model) (choice, bool) {
 	if !fits {
 		return g, false
 	}
-	if d, ok := exact(fronts, budget, m); ok && d.objective(m) < g.objective(m) {
-		g = d
+	g = improve(fronts, g, budget, m)
+	if d, ok := exact(fronts, budget, m); ok {
+		if d = improve(fronts, d, budget, m); d.objective(m) < g.objective(m) {
+			g = d
+		}
 	}
-	return improve(fronts, g, budget, m), true
+	return g, true
 }
 
 // improve moves c to a better choice within budget while one exists that
