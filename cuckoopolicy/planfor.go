@@ -153,8 +153,9 @@ func PlanFor(db *pebble.DB, maxFilterBytes uint64, useL6 bool) (Plan, error) {
 // false positives), dominated points removed, taking the step that saves
 // the most per byte first, with a fractional last step (a cuckoo Policy at
 // the load the bytes left give), and an exact search over every level's
-// whole-budget choices with bytes rounded up to 1/65536 of the ceiling;
-// FitPlan keeps the better. So the plan is never worse than the best choice
+// whole-budget choices with bytes rounded up to 1/65536 of the ceiling,
+// each followed by a pass that moves one or two levels at a time to another
+// point while that helps; FitPlan keeps the better. So the plan is never worse than the best choice
 // of whole budgets per level within the ceiling less 7/65536 of it, and
 // never takes more than the ceiling by the model. Both stop where the next step saves less than MinGain per KiB.
 //

@@ -186,7 +186,8 @@ func (c *choice) objective(m model) float64 {
 // keeps the better: the greedy over each level's hull (Monkey's rule: each
 // byte goes where it saves the most) with a last, fractional step, and an
 // exact search over every level's whole-budget choices on a grid of 1/65536
-// of the budget. See FitPlan for what that guarantees.
+// of the budget, each followed by improve. See FitPlan for what that
+// guarantees.
 func (s *shape) solve(budget float64, m model) (choice, bool) {
 	var fronts [7][]step
 	for l := range fronts {
