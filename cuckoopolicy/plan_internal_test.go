@@ -117,7 +117,8 @@ var planShapes = []struct {
 // L6 filters, at 1 to 32 bits per key of the keys the lookups probe, against
 // the brute force over every whole-budget choice. The brute force over seven
 // levels takes seconds a budget: by default the deep shape is checked at 10
-// bits per key only (every budget with PEBBLE_CUCKOO_LONG=1).
+// bits per key only (every budget with PEBBLE_CUCKOO_LONG=1), and -short
+// checks the others at five budgets.
 func TestPlanNearOptimal(t *testing.T) {
 	for _, tc := range planShapes {
 		for _, useL6 := range []bool{false, true} {
@@ -126,8 +127,11 @@ func TestPlanNearOptimal(t *testing.T) {
 				s.probes[6] = 0
 			}
 			budgets := []float64{1, 2, 4, 6, 8, 10, 12, 16, 24, 32}
-			if strings.HasPrefix(tc.name, "deep") && !testkit.Long() {
+			switch {
+			case strings.HasPrefix(tc.name, "deep") && !testkit.Long():
 				budgets = []float64{10}
+			case testing.Short():
+				budgets = []float64{1, 4, 10, 16, 32}
 			}
 			for _, bits := range budgets {
 				budget := bits * float64(loadedKeys(&s)) / 8
