@@ -118,7 +118,7 @@ var planShapes = []struct {
 // the brute force over every whole-budget choice. The brute force over seven
 // levels takes seconds a budget: by default the deep shape is checked at 10
 // bits per key only (every budget with PEBBLE_CUCKOO_LONG=1), and -short
-// checks the others at five budgets.
+// checks the others at five budgets and the deep one for Get only.
 func TestPlanNearOptimal(t *testing.T) {
 	for _, tc := range planShapes {
 		for _, useL6 := range []bool{false, true} {
@@ -127,8 +127,11 @@ func TestPlanNearOptimal(t *testing.T) {
 				s.probes[6] = 0
 			}
 			budgets := []float64{1, 2, 4, 6, 8, 10, 12, 16, 24, 32}
+			deep := strings.HasPrefix(tc.name, "deep")
 			switch {
-			case strings.HasPrefix(tc.name, "deep") && !testkit.Long():
+			case deep && useL6 && testing.Short():
+				continue // 4.5 s on amd64, minutes under qemu: the default run checks it
+			case deep && !testkit.Long():
 				budgets = []float64{10}
 			case testing.Short():
 				budgets = []float64{1, 4, 10, 16, 32}

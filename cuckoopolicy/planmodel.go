@@ -364,15 +364,19 @@ func exact(fronts [7][]step, budget float64, m model) (choice, bool) {
 			continue
 		}
 		picks[l] = make([]uint8, cells+1)
+		pick := picks[l]
 		for c := range next {
 			next[c] = inf
-			for i, st := range f {
-				w := int(math.Ceil(st.bytes/unit - 1e-9))
-				if w > c || dp[c-w] == inf {
-					continue
-				}
-				if v := dp[c-w] + st.fp + m.minGain*st.bytes; v < next[c] {
-					next[c], picks[l][c] = v, uint8(i)
+		}
+		for i, st := range f {
+			w := cellsOf(st.bytes, unit)
+			if w > cells {
+				continue
+			}
+			cost := st.fp + m.minGain*st.bytes
+			for c, d := range dp[:cells+1-w] {
+				if v := d + cost; v < next[c+w] {
+					next[c+w], pick[c+w] = v, uint8(i)
 				}
 			}
 		}
@@ -389,7 +393,10 @@ func exact(fronts [7][]step, budget float64, m model) (choice, bool) {
 		}
 		st := fronts[l][picks[l][c]]
 		ch[l] = st
-		c -= int(math.Ceil(st.bytes/unit - 1e-9))
+		c -= cellsOf(st.bytes, unit)
 	}
 	return ch, true
 }
+
+// cellsOf is bytes in whole cells of unit bytes, rounded up.
+func cellsOf(bytes, unit float64) int { return int(math.Ceil(bytes/unit - 1e-9)) }
