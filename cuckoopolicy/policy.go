@@ -239,17 +239,36 @@ type writer struct {
 	cfg  config
 	keys static.HashList
 	last uint64
-	n    int // keys added, for an unfiltered block (which keeps no hashes)
 }
 
-func newWriter(c config) *writer { return &writer{cfg: c} }
+// newWriter returns the writer of c's blocks.
+func newWriter(c config) pebble.FilterWriter {
+	if c.unfiltered {
+		return new(unfilteredWriter)
+	}
+	return &writer{cfg: c}
+}
+
+// unfilteredWriter writes unfiltered blocks: the trailer alone, with the
+// number of keys added.
+type unfilteredWriter struct{ n uint64 }
+
+// AddKey implements the pebble.FilterWriter interface.
+func (w *unfilteredWriter) AddKey([]byte) { w.n++ }
+
+// Finish implements the pebble.FilterWriter interface. It appends the block
+// to dst and resets the writer.
+func (w *unfilteredWriter) Finish(dst []byte) []byte {
+	t := trailer{version: formatVersion, f: cuckoohash.MinFingerprintBits, flags: flagUnfiltered, keys: uint32(min(w.n, math.MaxUint32-1))}
+	w.n = 0
+	start := len(dst)
+	dst = append(dst, make([]byte, trailerLen)...)
+	t.put(dst[start:])
+	return dst
+}
 
 // AddKey implements the pebble.FilterWriter interface.
 func (w *writer) AddKey(key []byte) {
-	if w.cfg.unfiltered {
-		w.n++
-		return
-	}
 	h := cuckoohash.Hash(key)
 	if w.keys.Len() > 0 && h == w.last {
 		return
@@ -265,18 +284,13 @@ var builders = sync.Pool{New: func() any { return new(static.Builder) }}
 func (w *writer) Finish(dst []byte) []byte {
 	defer w.keys.Reset()
 	n := w.keys.Len()
-	if w.cfg.unfiltered {
-		n, w.n = w.n, 0
-	}
 	var t trailer
 	t.version = formatVersion
 	t.f = uint8(w.cfg.f)
 	if w.cfg.semi {
 		t.flags = flagSemiSort
 	}
-	if w.cfg.unfiltered {
-		t.f, t.flags, t.keys = cuckoohash.MinFingerprintBits, flagUnfiltered, uint32(min(uint64(n), math.MaxUint32-1))
-	} else if uint64(n) >= math.MaxUint32 {
+	if uint64(n) >= math.MaxUint32 {
 		// Unreachable for a real sstable. Keys without buckets is an invalid
 		// block, so readers answer "may contain" for every key.
 		t.keys = math.MaxUint32
