@@ -93,14 +93,26 @@ func bloomRate(b int, n uint64) float64 {
 	return min(max(r, bloomFPR[MaxBitsPerKey]), 1)
 }
 
-var blockedMemo sync.Map // [2]float64{lambda, k} -> float64
+// blockedMemo keeps blockedBloom's answers: a plan asks for the same few
+// hundred table sizes at every budget. It is emptied when it reaches
+// blockedMemoMax entries, so a long-running live plan does not grow it
+// without bound.
+var blockedMemo struct {
+	sync.Mutex
+	m map[[2]float64]float64
+}
+
+const blockedMemoMax = 1 << 16
 
 // blockedBloom is the false-positive rate of a blocked bloom filter of
 // 512-bit lines holding lambda keys on average, k probes a key.
 func blockedBloom(lambda float64, k int) float64 {
 	key := [2]float64{lambda, float64(k)}
-	if v, ok := blockedMemo.Load(key); ok {
-		return v.(float64)
+	blockedMemo.Lock()
+	v, ok := blockedMemo.m[key]
+	blockedMemo.Unlock()
+	if ok {
+		return v
 	}
 	q := math.Pow(1-1.0/bloomLineBits, float64(k)) // a line bit stays clear per key
 	p := math.Exp(-lambda)                         // Poisson(j; lambda)
@@ -114,7 +126,12 @@ func blockedBloom(lambda float64, k int) float64 {
 		sum += p * math.Pow(1-clear, float64(k))
 		mass += p
 	}
-	blockedMemo.Store(key, sum)
+	blockedMemo.Lock()
+	if blockedMemo.m == nil || len(blockedMemo.m) >= blockedMemoMax {
+		blockedMemo.m = make(map[[2]float64]float64)
+	}
+	blockedMemo.m[key] = sum
+	blockedMemo.Unlock()
 	return sum
 }
 
