@@ -57,7 +57,7 @@ func (s *shape) groups(l int) []group {
 func (s *shape) levelCost(l int, p pebble.FilterPolicy) (bytes, fp float64) {
 	var w, n float64
 	for _, g := range s.groups(l) {
-		b, r, _ := tableCost(p, g.keys)
+		b, r := tableCost(p, g.keys)
 		bytes += float64(g.count) * b
 		w += float64(g.count) * float64(g.keys) * r
 		n += float64(g.count) * float64(g.keys)

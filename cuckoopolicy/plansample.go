@@ -207,9 +207,6 @@ func covering(spans []span, k []byte, overlapping bool) int {
 	return 0
 }
 
-// errWindow ends a scan early.
-var errWindow = errors.New("window read")
-
 // prefixShares returns, per level, the share of its entries that begin a
 // new key prefix: the keys its filters hold per entry. At each seek key (a
 // key repeated continues where the last left off) it takes the versions of
@@ -267,7 +264,7 @@ func prefixShares(db *pebble.DB, seeks [][]byte) (share [7]float64, err error) {
 			func(start, end []byte, seq pebble.SeqNum) error { return nil },
 			func(start, end []byte, keys []rangekey.Key) error { return nil },
 			nil, nil)
-		if err != nil && !errors.Is(err, errWindow) {
+		if err != nil {
 			return share, err
 		}
 	}
@@ -347,7 +344,7 @@ func tablePolicy(tables []pebble.SSTableInfo, sizes []group) pebble.FilterPolicy
 	for b := 1; b <= MaxBitsPerKey; b++ {
 		var bytes float64
 		for _, g := range sizes {
-			tb, _, _ := tableCost(family(b), g.keys)
+			tb, _ := tableCost(family(b), g.keys)
 			bytes += float64(g.count) * tb
 		}
 		if d := math.Abs(bytes - target); d < bestDiff {

@@ -136,36 +136,33 @@ func blockedBloom(lambda float64, k int) float64 {
 }
 
 // tableCost returns a policy's block bytes and false-positive rate on a
-// table of n distinct keys, and false for a policy this model does not know
-// (another family), which it costs as no filter. A nil policy and
+// table of n distinct keys; a policy this model does not know (another
+// family) costs as no filter. A nil policy and
 // pebble.NoFilterPolicy cost nothing and pass every key.
-func tableCost(p pebble.FilterPolicy, n uint64) (bytes, rate float64, ok bool) {
+func tableCost(p pebble.FilterPolicy, n uint64) (bytes, rate float64) {
 	switch v := p.(type) {
 	case nil:
-		return 0, 1, true
+		return 0, 1
 	case FilterPolicy:
 		c := v.config()
-		return c.blockBytes(n), c.rate(n), true
+		return c.blockBytes(n), c.rate(n)
 	case Policy:
 		c := v.config()
-		return c.blockBytes(n), c.rate(n), true
+		return c.blockBytes(n), c.rate(n)
 	case unfilteredPolicy:
-		return trailerLen, 1, true
+		return trailerLen, 1
 	case *liveLevel:
 		c := v.current()
 		switch {
 		case c.unfiltered:
-			return trailerLen, 1, true
+			return trailerLen, 1
 		case c.f == 0:
-			return 0, 1, true
+			return 0, 1
 		}
-		return c.blockBytes(n), c.rate(n), true
+		return c.blockBytes(n), c.rate(n)
 	case bloom.FilterPolicy:
 		b := max(int(v), 1)
-		return bloomBlockBytes(b, n), bloomRate(min(b, MaxBitsPerKey), n), true
+		return bloomBlockBytes(b, n), bloomRate(min(b, MaxBitsPerKey), n)
 	}
-	if p == pebble.NoFilterPolicy {
-		return 0, 1, true
-	}
-	return 0, 1, false
+	return 0, 1 // pebble.NoFilterPolicy, or a family the model does not know
 }
