@@ -130,7 +130,7 @@
 //	    16     4  number of distinct key hashes placed (entries in the table)
 //	    20     4  check (below)
 //	    24     1  f, fingerprint width in bits, 4 to 32
-//	    25     1  flags: bit 0 = semi-sorted buckets, bit 1 = unfiltered; other bits zero
+//	    25     1  flags: bit 0 = semi-sorted buckets, bit 1 = unfiltered, bit 2 = bloom; other bits zero
 //	    26     1  reserved, zero
 //	    27     1  format version, 2
 //	    28     4  magic "CKOO"
@@ -186,7 +186,16 @@
 // no filter by design (a LivePlan writes it on a level its plan leaves
 // without one), answers true for every key, and Inspect reports it as valid
 // with Info.Unfiltered set. Readers that predate the flag answer true for
-// it too, as for any unknown flag.
+// it too, as for any unknown flag. A bloom block (flag bit 2 alone) is a
+// Pebble bloom filter table, exactly as bloom.FilterPolicy writes it (whole
+// 64-byte lines, then a byte of probe count, 1 to 30, and the line count as
+// a 4-byte little-endian word, at least 1), followed by the trailer with
+// m = 0, f = 4, seed 0 and the table's key count, at least 1: a LivePlan
+// writes it on a level its plan gives fewer bits per key than a cuckoo
+// filter takes. A key may be present if bloom.FilterPolicy's reader says so
+// of the table; a table whose probe or line count is out of range or does
+// not match its length answers true for every key. Readers that predate the
+// flag answer true for every key.
 //
 // Example: FilterPolicy(10) over 1000 distinct keys chooses f = 10,
 // semi-sorted (bb = 36 bits). The budget is 10*1000 bits less 327 bits of

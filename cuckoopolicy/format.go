@@ -24,7 +24,13 @@ const (
 	// buckets, the table's key count, and "may contain" for every key. A
 	// live plan's level writes it where the plan has no filter.
 	flagUnfiltered = 2
-	knownFlags     = flagSemiSort | flagUnfiltered
+	// flagBloom marks a block whose table is a Pebble bloom filter block
+	// (bloom.FilterPolicy's format: lines of 64 bytes, the probe count and
+	// the line count), followed by the trailer with no buckets and the
+	// table's key count. A live plan's level writes it below about 4 bits
+	// per key, where no cuckoo filter fits.
+	flagBloom  = 4
+	knownFlags = flagSemiSort | flagUnfiltered | flagBloom
 )
 
 // ErrInvalidFilter is returned by Inspect for bytes that are not a filter
@@ -95,6 +101,7 @@ const (
 	errKeys
 	errLength
 	errUnfiltered
+	errBloom
 )
 
 var reasons = [...]string{
@@ -108,6 +115,7 @@ var reasons = [...]string{
 	errKeys:       "more keys than slots",
 	errLength:     "table length does not match the bucket count",
 	errUnfiltered: "unfiltered block with buckets or a table",
+	errBloom:      "bloom block with buckets, no keys, other flags or a malformed bloom table",
 }
 
 // check validates a block and returns okBlock or the reason it is rejected.
@@ -121,6 +129,13 @@ func check(b []byte) int {
 	keys, f := uint32(kc), w&0xff
 	if r := trailerReason(m, seed, kc, w); r != okBlock {
 		return r
+	}
+	if w&(flagBloom<<8) != 0 {
+		if m != 0 || keys == 0 || w&((flagSemiSort|flagUnfiltered)<<8) != 0 || f != cuckoohash.MinFingerprintBits ||
+			!bloomTableOK(b[:len(b)-trailerLen]) {
+			return errBloom
+		}
+		return okBlock
 	}
 	if w&(flagUnfiltered<<8) != 0 {
 		if m != 0 || len(b) != trailerLen || f < cuckoohash.MinFingerprintBits || f > cuckoohash.MaxFingerprintBits {
@@ -214,6 +229,7 @@ func Inspect(filter []byte) (Info, error) {
 		FingerprintBits: int(t.f),
 		SemiSorted:      t.flags&flagSemiSort != 0,
 		Unfiltered:      t.flags&flagUnfiltered != 0,
+		Bloom:           t.flags&flagBloom != 0,
 		Buckets:         int(t.buckets),
 		Keys:            int(t.keys),
 	}
@@ -240,7 +256,21 @@ type Info struct {
 	FingerprintBits int     // bits per fingerprint, 4 to 32
 	SemiSorted      bool    // buckets are semi-sorted (4f-4 bits each)
 	Unfiltered      bool    // the block holds no filter: no buckets, "may contain" for every key
+	Bloom           bool    // the block holds a Pebble bloom filter, no buckets (FingerprintBits is 4)
 	Buckets, Keys   int     // buckets of four slots; entries placed (see below)
 	LoadFactor      float64 // Keys / (4 * Buckets); 0 for an empty table
 	BitsPerKey      float64 // the whole block, trailer included, over Keys; 0 for no keys
+}
+
+// bloomTableOK reports whether b is a bloom table a flagBloom block may
+// carry: whole 64-byte lines, then the probe count (1 to 30) and the line
+// count (at least 1), as bloom.FilterPolicy writes them. It is what lets
+// bloom.FilterPolicy's reader, which trusts its block, read b safely.
+func bloomTableOK(b []byte) bool {
+	n := len(b) - bloomTrailer
+	if n < bloomLineBits/8 {
+		return false
+	}
+	probes, lines := b[n], binary.LittleEndian.Uint32(b[n+1:])
+	return probes >= 1 && probes <= 30 && lines >= 1 && uint64(lines)*bloomLineBits/8 == uint64(n)
 }

@@ -1,6 +1,7 @@
 package cuckoopolicy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,6 +30,20 @@ func addGoldenSeeds(f *testing.F, add func(block []byte)) {
 	}
 	add(nil)
 	add([]byte("CKOO"))
+	// A live plan's blocks without buckets: unfiltered, and bloom.
+	for _, p := range []pebble.FilterPolicy{unfilteredPolicy{}, bloomBlocks(2), bloomBlocks(9)} {
+		w := p.NewWriter(pebble.TableFilter)
+		for i := range 100 {
+			w.AddKey(fmt.Appendf(nil, "key-%08d", i))
+		}
+		b := w.Finish(nil)
+		add(b)
+		if len(b) > trailerLen+5 {
+			c := append([]byte(nil), b...)
+			c[len(c)-trailerLen-5] += 30 // the bloom table's probe count
+			add(c)
+		}
+	}
 }
 
 // FuzzMayContain: any bytes, any key. MayContain never panics, answers true
@@ -62,8 +77,10 @@ func FuzzInspect(f *testing.F) {
 		if err != nil {
 			return
 		}
+		noTable := info.Unfiltered || info.Bloom
 		if info.FingerprintBits < 4 || info.FingerprintBits > 32 || info.Buckets < 0 || info.Keys < 0 ||
-			(info.Buckets == 0 && info.Keys != 0) || info.LoadFactor < 0 || info.LoadFactor > 1 {
+			(info.Buckets == 0 && info.Keys != 0 && !noTable) || (noTable && (info.Buckets != 0 || info.Keys == 0 && info.Bloom)) ||
+			info.Unfiltered && info.Bloom || info.LoadFactor < 0 || info.LoadFactor > 1 {
 			t.Fatalf("inconsistent %+v", info)
 		}
 	})

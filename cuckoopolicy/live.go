@@ -2,6 +2,7 @@ package cuckoopolicy
 
 import (
 	"errors"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,19 +30,20 @@ var ErrStarted = errors.New("cuckoopolicy: live plan already started")
 // new table at the budget of the latest fit: every block carries its own
 // parameters, so any reader of this package reads them all, and a table's
 // filter is always read by the policy its properties name. The levels write
-// only this package's blocks: cuckoo filters from 4 bits per key, or, where
-// the plan has no filter, unfiltered blocks (the 32-byte trailer alone,
-// "may contain" for every key). Pebble's bloom filter, which FitPlan also
-// weighs and which does better below about 4 bits per key, is not among
-// them. L6 has no filter unless PlanConfig.UseL6 is set, and a ceiling of 0
-// writes none. Before the first fit every level writes FilterPolicy(10)'s
-// filters.
+// only this package's blocks: cuckoo filters from 4 bits per key; below
+// that, Pebble's bloom filter at the bits the plan gives it, its table
+// wrapped in this package's trailer (the plan's reports call it "bloom(b)
+// in cuckoo blocks"); where the plan has no filter, unfiltered blocks (the
+// 32-byte trailer alone, "may contain" for every key). Readers of releases
+// before the bloom blocks answer "may contain" for them. L6 has no filter
+// unless PlanConfig.UseL6 is set, and a ceiling of 0 writes none. Before the
+// first fit every level writes FilterPolicy(10)'s filters.
 //
 // A fit plans for L0 as at most four tables (a write burst is short-lived),
-// and for a ceiling less what the tables below L0 take beyond the plan of
-// the moment: tables keep the filters they were written with until
-// compactions rewrite them, and in a growing database the older ones have
-// more bits. The report's estimate is the plan's, on the current tables. The
+// and for a ceiling less what the tables below L0 take beyond what the plan
+// at the full ceiling would give them: tables keep the filters they were
+// written with until compactions rewrite them, and in a growing database the
+// older ones have more bits. The report's estimate is the plan's, on the current tables. The
 // OPTIONS file names each level's policy as this package's, so options
 // parsed from it read every table's filter.
 //
@@ -102,7 +104,7 @@ func (l *liveLevel) MayContain(ftype pebble.FilterType, filter, key []byte) bool
 // level's budget of the moment.
 func (l *liveLevel) NewWriter(ftype pebble.FilterType) pebble.FilterWriter {
 	c := l.current()
-	if c.f == 0 && !c.unfiltered {
+	if c.f == 0 && !c.unfiltered && c.bloom == 0 {
 		c = FilterPolicy(MinBitsPerKey).config() // builds never fail
 	}
 	return newWriter(c)
@@ -325,32 +327,37 @@ func (lp *LivePlan) fit(db *pebble.DB) (PlanReport, uint64, error) {
 		cur = optionsPlan(lp.cfg.Current)
 	}
 	s.steadyL0()
+	s.steadyLevels()
 	m := lp.cfg.model()
-	m.bloom, m.live = false, true
+	m.live = true
 	cfg := lp.cfg
-	cfg.MaxFilterBytes = lp.target(&s)
+	cfg.MaxFilterBytes = lp.target(s, m)
 	r := s.report(cfg, cur, m)
 	r.Config = lp.cfg
 	return r, s.size, nil
 }
 
 // target is the ceiling a refit plans new tables for: the plan's ceiling
-// less the excess of the tables below L0 over what the plan the levels write
-// now would take on them, at least half the ceiling. Tables keep their
-// filters until compactions rewrite them, and in a growing database the older
-// ones were written for fewer keys, with more bits: new tables make up for
-// them while they last. Where the tables carry the plan of the moment the
-// excess is nil and the target is the ceiling, so refits do not feed on
-// their own effects.
-func (lp *LivePlan) target(s *shape) uint64 {
+// less the excess of the tables below L0 over what the plan at the ceiling
+// (the reference) would take on them, at least half the ceiling. Tables keep
+// their filters until compactions rewrite them, and in a growing database
+// the older ones were written for fewer keys, with more bits: new tables make
+// up for them while they last, and tables written with fewer bytes than the
+// reference give theirs back. The reference depends on the tables' keys
+// alone, never on what earlier refits chose, so a refit that spent less
+// cannot make the next spend less still.
+func (lp *LivePlan) target(s shape, m model) uint64 {
 	c := lp.cfg.MaxFilterBytes
-	st := lp.state.Load()
+	if !lp.cfg.UseL6 {
+		s.probes[6] = 0
+	}
+	ref, _ := s.plan(float64(c), m)
 	var excess float64
 	for l := 1; l < 7; l++ {
-		if l == 6 && !lp.cfg.UseL6 || s.projected[l] {
+		if !s.active(l) || s.projected[l] {
 			continue
 		}
-		model, _ := s.levelCost(l, st[l].livePolicy())
+		model, _ := s.levelCost(l, ref[l])
 		excess += float64(s.filterBytes[l]) - model
 	}
 	switch {
@@ -380,6 +387,8 @@ func policyConfig(p pebble.FilterPolicy) config {
 	switch v := p.(type) {
 	case unfilteredPolicy:
 		return config{unfiltered: true}
+	case bloomBlocks:
+		return config{bloom: max(int(v), 1)}
 	case FilterPolicy:
 		return v.config()
 	case Policy:
@@ -392,6 +401,8 @@ func policyConfig(p pebble.FilterPolicy) config {
 // config.
 func (c config) policy() pebble.FilterPolicy {
 	switch {
+	case c.bloom > 0:
+		return bloomBlocks(c.bloom)
 	case c.f == 0 || c.unfiltered:
 		return nil
 	case c.bitsPerKey > 0 && c.semi && c.f == budgetWidth(c.bitsPerKey, true):
@@ -415,6 +426,22 @@ func (unfilteredPolicy) NewWriter(pebble.FilterType) pebble.FilterWriter {
 	return newWriter(config{unfiltered: true})
 }
 
+// bloomBlocks writes bloom blocks: Pebble's bloom filter at int bits per
+// key, in this package's trailer, so that a live plan's level, whose policy
+// is of this package's family, can take fewer bits per key than a cuckoo
+// filter allows.
+type bloomBlocks int
+
+func (bloomBlocks) Name() string { return PolicyName }
+
+func (bloomBlocks) MayContain(ftype pebble.FilterType, filter, key []byte) bool {
+	return FilterPolicy(0).MayContain(ftype, filter, key)
+}
+
+func (b bloomBlocks) NewWriter(pebble.FilterType) pebble.FilterWriter {
+	return newWriter(config{bloom: max(int(b), 1)})
+}
+
 // steadyL0Tables is the L0 a live plan fits to: Pebble's default
 // L0CompactionThreshold of tables.
 const steadyL0Tables = 4
@@ -433,4 +460,31 @@ func (s *shape) steadyL0() {
 	s.probes[0] *= f
 	s.tables[0] = steadyL0Tables
 	s.sizes[0] = nil
+}
+
+// steadyLevels scales each level between L0 and the deepest down to the
+// size Pebble targets for it, where it holds more (its fill factor above 1).
+// In a write burst the upper levels hold several times their targets for a
+// while, and a plan fitted to that moment would give the tables compactions
+// write then, which outlast the burst, a fraction of the bits. A level's
+// filter bytes scale with its keys, so that the excess target counts is bits
+// per key, not compaction debt.
+func (s *shape) steadyLevels() {
+	deepest := 0
+	for l := 6; l >= 1; l-- {
+		if s.tables[l] > 0 && !s.projected[l] {
+			deepest = l
+			break
+		}
+	}
+	for l := 1; l < deepest; l++ {
+		if s.projected[l] || !(s.fill[l] > 1) {
+			continue
+		}
+		f := 1 / s.fill[l]
+		s.keys[l] = max(uint64(float64(s.keys[l])*f), 1)
+		s.filterBytes[l] = uint64(float64(s.filterBytes[l]) * f)
+		s.tables[l] = max(int(math.Round(float64(s.tables[l])*f)), 1)
+		s.sizes[l] = nil
+	}
 }

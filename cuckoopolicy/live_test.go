@@ -2,6 +2,7 @@ package cuckoopolicy_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,6 +69,41 @@ func TestLivePlan(t *testing.T) {
 	}
 	m.checkKeys()
 	lp.Stop()
+	lp.Stop()
+	m.close()
+}
+
+// TestLivePlanLowBudget gives a live plan fewer bytes than a cuckoo filter
+// takes on its tables (about 2 bits per key): its levels write Pebble's
+// bloom filter in this package's blocks, which rule absent keys out, and no
+// key is lost.
+func TestLivePlanLowBudget(t *testing.T) {
+	const perTable = 2_000
+	lp := cuckoopolicy.NewLivePlan(cuckoopolicy.PlanConfig{MaxFilterBytes: 4 * perTable * 2 / 8}, time.Hour)
+	m := newMigrationDB(t)
+	m.open(lp.Apply)
+	m.flushTables(4, perTable)
+	if err := lp.Start(m.db); err != nil {
+		t.Fatal(err)
+	}
+	p := lp.Plan()
+	if !strings.Contains(p.String(), "in cuckoo blocks") {
+		t.Fatalf("plan %v at about 2 bits per key: want bloom blocks", p)
+	}
+	before := m.absentGets(500)
+	m.flushTables(2, perTable)
+	for _, u := range m.usage() {
+		if u.Policy != cuckoopolicy.PolicyName && u.Policy != "" {
+			t.Errorf("L0 row %+v: want this package's filters", u)
+		}
+	}
+	// The two new tables' bloom blocks rule out over a third of the 500
+	// absent keys each, even at 1 bit per key (expected 370 or more of
+	// 1,000 probes; 200 lies over 10 standard deviations below).
+	if hits := m.absentGets(500) - before; hits < 200 {
+		t.Errorf("plan %v: the new tables' filters ruled out %d of 1,000 absent probes", p, hits)
+	}
+	m.checkKeys()
 	lp.Stop()
 	m.close()
 }

@@ -57,6 +57,8 @@ func policyLabel(p pebble.FilterPolicy) string {
 		return fmt.Sprintf("cuckoo(%d)", int(v))
 	case bloom.FilterPolicy:
 		return fmt.Sprintf("bloom(%d)", int(v))
+	case bloomBlocks:
+		return fmt.Sprintf("bloom(%d) in cuckoo blocks", int(v))
 	case Policy:
 		c := v.config()
 		layout := "plain"

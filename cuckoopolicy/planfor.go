@@ -265,6 +265,8 @@ func (s *shape) averagePolicy(budget float64, m model) pebble.FilterPolicy {
 	switch {
 	case m.cuckoo && b >= MinBitsPerKey && (!m.bloom || b >= 9):
 		return FilterPolicy(b)
+	case m.bloom && m.live && b >= 1:
+		return bloomBlocks(b)
 	case m.bloom && b >= 1:
 		return bloom.FilterPolicy(b)
 	case m.live:

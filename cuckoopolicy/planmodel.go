@@ -29,6 +29,9 @@ type shape struct {
 	// blocks' bytes, per level.
 	size        uint64
 	filterBytes [7]uint64
+	// fill is each level's size over Pebble's target for it
+	// (LevelMetrics.FillFactor), 0 where unknown.
+	fill [7]float64
 }
 
 // groups returns the level's tables by size.
@@ -78,8 +81,10 @@ type model struct {
 	minGain float64 // the fewest expected reads a step must save per byte
 	bloom   bool    // bloom.FilterPolicy candidates
 	cuckoo  bool    // FilterPolicy and Policy candidates
-	// live: a live plan's levels write this package's blocks only, and a
-	// level without a filter writes unfiltered blocks (the trailer alone).
+	// live: a live plan's levels write this package's blocks only: bloom
+	// candidates are bloom blocks (Pebble's bloom table in this package's
+	// trailer), and a level without a filter writes unfiltered blocks (the
+	// trailer alone).
 	live bool
 }
 
@@ -104,7 +109,10 @@ func (s *shape) candidates(l int, m model) []step {
 		add(nil)
 	}
 	for b := 1; b <= m.maxBits; b++ {
-		if m.bloom {
+		switch {
+		case m.bloom && m.live:
+			add(bloomBlocks(b))
+		case m.bloom:
 			add(bloom.FilterPolicy(b))
 		}
 		if m.cuckoo && b >= MinBitsPerKey {

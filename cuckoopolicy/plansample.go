@@ -60,6 +60,9 @@ func readShape(db *pebble.DB, mult float64) (s shape, cur Plan, err error) {
 	if err != nil {
 		return s, cur, err
 	}
+	for l, lm := range db.Metrics().Levels {
+		s.fill[l] = lm.FillFactor
+	}
 	var spans [7][]span
 	for l, tables := range levels {
 		for _, t := range tables {

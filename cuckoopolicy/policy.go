@@ -102,6 +102,11 @@ func (p FilterPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) bo
 		return true
 	}
 	if tooManyKeys(uint32(kc), m) {
+		// Keys without buckets: an unfiltered block, a bloom block, or a
+		// table too large to filter.
+		if w>>8&0xff == flagBloom && m == 0 {
+			return bloomMayContain(filter[:n-trailerLen], key)
+		}
 		return true
 	}
 	// static.Lookup checks the width and the table length itself. The
@@ -172,6 +177,9 @@ type config struct {
 	load float64
 	// unfiltered: write an unfiltered block, the trailer alone.
 	unfiltered bool
+	// bloom > 0: write a bloom block, bloom.FilterPolicy(bloom)'s table
+	// in this package's trailer.
+	bloom int
 }
 
 // budgetWidth is the budget rule: the widest f whose table, at bitsPerKey
@@ -243,8 +251,11 @@ type writer struct {
 
 // newWriter returns the writer of c's blocks.
 func newWriter(c config) pebble.FilterWriter {
-	if c.unfiltered {
+	switch {
+	case c.unfiltered:
 		return new(unfilteredWriter)
+	case c.bloom > 0:
+		return &bloomWriter{bits: c.bloom, table: bloom.FilterPolicy(c.bloom).NewWriter(pebble.TableFilter)}
 	}
 	return &writer{cfg: c}
 }
@@ -322,4 +333,44 @@ func ParseFilterPolicy(n string) (pebble.FilterPolicy, error) {
 		return pebble.NoFilterPolicy, nil
 	}
 	return nil, fmt.Errorf("cuckoopolicy: unknown filter policy %q", n)
+}
+
+// bloomMayContain answers for the bloom table of a flagBloom block, b
+// without the trailer: true unless b is a sound bloom table (bloomTableOK)
+// that rules key out.
+func bloomMayContain(b, key []byte) bool {
+	if !bloomTableOK(b) {
+		return true
+	}
+	return bloom.FilterPolicy(0).MayContain(pebble.TableFilter, b, key)
+}
+
+// bloomWriter writes flagBloom blocks: bloom.FilterPolicy(bits)'s table,
+// then the trailer with the number of keys added. Without keys it writes an
+// empty block, as the cuckoo writer does.
+type bloomWriter struct {
+	bits  int
+	table pebble.FilterWriter
+	n     uint64
+}
+
+// AddKey implements the pebble.FilterWriter interface.
+func (w *bloomWriter) AddKey(key []byte) {
+	w.table.AddKey(key)
+	w.n++
+}
+
+// Finish implements the pebble.FilterWriter interface. It appends the block
+// to dst and resets the writer.
+func (w *bloomWriter) Finish(dst []byte) []byte {
+	t := trailer{version: formatVersion, f: cuckoohash.MinFingerprintBits}
+	if w.n > 0 {
+		dst = w.table.Finish(dst)
+		t.flags, t.keys = flagBloom, uint32(min(w.n, math.MaxUint32-1))
+	}
+	w.n = 0
+	start := len(dst)
+	dst = append(dst, make([]byte, trailerLen)...)
+	t.put(dst[start:])
+	return dst
 }

@@ -156,6 +156,8 @@ func tableCost(p pebble.FilterPolicy, n uint64) (bytes, rate float64) {
 		switch {
 		case c.unfiltered:
 			return trailerLen, 1
+		case c.bloom > 0:
+			return tableCost(bloomBlocks(c.bloom), n)
 		case c.f == 0:
 			return 0, 1
 		}
@@ -163,6 +165,12 @@ func tableCost(p pebble.FilterPolicy, n uint64) (bytes, rate float64) {
 	case bloom.FilterPolicy:
 		b := max(int(v), 1)
 		return bloomBlockBytes(b, n), bloomRate(min(b, MaxBitsPerKey), n)
+	case bloomBlocks:
+		if n == 0 {
+			return trailerLen, 0
+		}
+		b, r := tableCost(bloom.FilterPolicy(v), n)
+		return b + trailerLen, r
 	}
 	return 0, 1 // pebble.NoFilterPolicy, or a family the model does not know
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
 )
 
@@ -34,7 +35,12 @@ func specMayContain(block, key []byte) (may, specified bool) {
 	seed := binary.LittleEndian.Uint64(tr[8:])
 	f := uint(tr[24])
 	semi := tr[25]&1 == 1
-	if m == 0 {
+	switch {
+	case tr[25] == 2: // unfiltered: no filter
+		return true, true
+	case tr[25] == 4: // bloom: the table is Pebble's bloom filter's
+		return bloom.FilterPolicy(0).MayContain(pebble.TableFilter, block[:len(block)-trailerLen], key), true
+	case m == 0:
 		return false, true
 	}
 	bit := func(k uint64) uint64 { return uint64(block[k/8]>>(k%8)) & 1 }

@@ -1,0 +1,79 @@
+package cuckoopolicy
+
+import (
+	"testing"
+	"time"
+)
+
+// TestSteadyLevels checks that a live fit scales a level above its target
+// (fill factor over 1) down to the target, its filter bytes with it, and
+// leaves alone L0, the deepest level, projected levels and levels within
+// their targets.
+func TestSteadyLevels(t *testing.T) {
+	s := shape{
+		keys:        [7]uint64{5_000, 0, 0, 1_000, 40_000, 90_000, 300_000},
+		tables:      [7]int{4, 0, 0, 1, 8, 18, 60},
+		probes:      [7]float64{4, 0, 0, 1, 1, 1, 1},
+		sizes:       [7][]group{nil, nil, nil, {{1_000, 1}}, {{5_000, 8}}, {{5_000, 18}}, {{5_000, 60}}},
+		filterBytes: [7]uint64{6_000, 0, 0, 1_200, 50_000, 100_000, 0},
+		fill:        [7]float64{3, 0, 0, 0.5, 4, 1, 2},
+		projected:   [7]bool{false, false, true},
+	}
+	s.keys[2], s.tables[2] = 100, 1
+	want := s
+	want.keys[4], want.tables[4], want.filterBytes[4], want.sizes[4] = 10_000, 2, 12_500, nil
+	s.steadyLevels()
+	if s.keys != want.keys || s.tables != want.tables || s.filterBytes != want.filterBytes {
+		t.Errorf("steadyLevels: keys %v tables %v filter bytes %v; want %v %v %v",
+			s.keys, s.tables, s.filterBytes, want.keys, want.tables, want.filterBytes)
+	}
+	for l := range s.sizes {
+		if (s.sizes[l] == nil) != (want.sizes[l] == nil) {
+			t.Errorf("L%d sizes %v, want %v", l, s.sizes[l], want.sizes[l])
+		}
+	}
+}
+
+// TestLiveTarget checks what a refit plans new tables for: the ceiling when
+// the tables below L0 carry at most what the plan at the ceiling would give
+// them (a refit after a stingy one does not get stingier), the ceiling less
+// their excess when they carry more, and never less than half the ceiling.
+func TestLiveTarget(t *testing.T) {
+	const c = 40_000
+	lp := NewLivePlan(PlanConfig{MaxFilterBytes: c}, time.Hour)
+	m := lp.cfg.model()
+	m.live = true
+	s := shape{
+		keys:   [7]uint64{2_000, 0, 0, 0, 4_000, 30_000, 300_000},
+		tables: [7]int{2, 0, 0, 0, 2, 10, 60},
+		probes: [7]float64{2, 0, 0, 0, 1, 1, 1},
+	}
+	s.probes[6] = 0
+	ref, _ := s.plan(c, m)
+	s.probes[6] = 1
+	var refBytes [7]uint64
+	for l := 1; l < 6; l++ {
+		b, _ := s.levelCost(l, ref[l])
+		refBytes[l] = uint64(b)
+	}
+	for _, tc := range []struct {
+		name  string
+		extra [7]int64 // bytes over the reference, per level
+		want  uint64
+	}{
+		{"as the reference", [7]int64{}, c},
+		{"under the reference", [7]int64{4: -int64(refBytes[4]), 5: -int64(refBytes[5]) / 2}, c},
+		{"L0 over, not counted", [7]int64{0: 50_000}, c},
+		{"L6 over, not counted without UseL6", [7]int64{6: 50_000}, c},
+		{"over by 5,000", [7]int64{4: 2_000, 5: 3_000}, c - 5_000},
+		{"over by more than half", [7]int64{5: 30_000}, c / 2},
+	} {
+		s := s
+		for l := range s.filterBytes {
+			s.filterBytes[l] = uint64(int64(refBytes[l]) + tc.extra[l])
+		}
+		if got := lp.target(s, m); got < tc.want-1 || got > tc.want+1 {
+			t.Errorf("%s: target %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
