@@ -59,6 +59,9 @@ type LivePlan struct {
 	// sizeAtFit is the tables' bytes that fit saw.
 	written   atomic.Uint64
 	sizeAtFit uint64
+	// l0Keys is the keys of an L0 table when a fit last saw one: the size
+	// of the flushes an empty L0 is planned for.
+	l0Keys atomic.Uint64
 
 	mu      sync.Mutex
 	db      *pebble.DB
@@ -326,6 +329,11 @@ func (lp *LivePlan) fit(db *pebble.DB) (PlanReport, uint64, error) {
 	if lp.cfg.Current != nil {
 		cur = optionsPlan(lp.cfg.Current)
 	}
+	if s.tables[0] > 0 {
+		lp.l0Keys.Store(max(s.keys[0]/uint64(s.tables[0]), 1))
+	} else {
+		s.flushedL0(lp.l0Keys.Load())
+	}
 	s.steadyL0()
 	s.steadyLevels()
 	m := lp.cfg.model()
@@ -487,4 +495,20 @@ func (s *shape) steadyLevels() {
 		s.tables[l] = max(int(math.Round(float64(s.tables[l])*f)), 1)
 		s.sizes[l] = nil
 	}
+}
+
+// flushedL0 plans an empty L0 for the tables the next flushes write: half
+// of steadyL0Tables tables of perTable keys, each probed by every lookup. A
+// plan has nothing to fit on an empty L0 and would give it the policy of
+// the level below, often a small projected one at the cap, and the
+// flushes that follow would write L0 at many times the bits it is worth.
+// Without a size seen yet (0) L0 stays empty.
+func (s *shape) flushedL0(perTable uint64) {
+	if perTable == 0 {
+		return
+	}
+	const tables = steadyL0Tables / 2
+	s.keys[0], s.tables[0], s.probes[0] = tables*perTable, tables, tables
+	s.sizes[0] = nil
+	s.projected[0] = true
 }

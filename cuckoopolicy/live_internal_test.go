@@ -77,3 +77,36 @@ func TestLiveTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestFlushedL0 checks that a live fit plans an empty L0 as the flushes
+// that will fill it (two tables of the size L0's tables had), counted in
+// the ceiling, rather than copying the level below's policy, and that
+// without a size seen L0 stays empty.
+func TestFlushedL0(t *testing.T) {
+	s := shape{
+		keys:   [7]uint64{0, 0, 0, 0, 4_000, 30_000, 300_000},
+		tables: [7]int{0, 0, 0, 0, 2, 10, 60},
+		probes: [7]float64{0, 0, 0, 0, 1, 1, 1},
+	}
+	empty := s
+	empty.flushedL0(0)
+	if empty.keys != s.keys || empty.tables != s.tables || empty.probes != s.probes {
+		t.Errorf("no L0 size seen: L0 became %d keys in %d tables", empty.keys[0], empty.tables[0])
+	}
+	s.flushedL0(3_000)
+	if s.keys[0] != 6_000 || s.tables[0] != 2 || s.probes[0] != 2 || !s.projected[0] {
+		t.Fatalf("empty L0 planned as %d keys, %d tables, %g probes, projected %v; want 6000, 2, 2, true",
+			s.keys[0], s.tables[0], s.probes[0], s.projected[0])
+	}
+	m := PlanConfig{}.withDefaults().model()
+	m.live = true
+	const c = 40_000
+	s.probes[6] = 0
+	p, _ := s.plan(c, m)
+	if e := s.estimate(p); e.Bytes > c {
+		t.Errorf("plan %v: %d bytes, over the ceiling %d with L0 counted", p, e.Bytes, c)
+	}
+	if b, _ := s.levelCost(0, p[0]); b == 0 || b > c/2 {
+		t.Errorf("plan %v gives the flushed L0 %.0f of %d bytes", p, b, c)
+	}
+}
