@@ -34,6 +34,7 @@ type Builder struct {
 	rng     uint64
 	touched uint64  // keeps the touching loads of place alive (no prefetch)
 	labels  []uint8 // per bucket, a lower bound on its distance to room
+	far     bool    // the table is too large for the cache: prefetch (batchBuckets)
 }
 
 // slotSet is one bucket during a build: per slot, the fingerprint (0 =
@@ -147,13 +148,132 @@ func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, buckets fu
 // hash is in.
 func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, seed uint64, f uint) (int, int) {
 	bs := resetTable(b, buf, m, seed)
-	placed := greedy(b, bs, keys, m, seed, f)
+	b.far = m >= batchBuckets
+	var placed int
+	switch {
+	case !b.far && unsafe.Sizeof(bs[0].fp[0]) == 2:
+		placed = greedy16(b, *(*[]slotSet[uint16])(unsafe.Pointer(&bs)), keys, m, seed, f)
+	case !b.far:
+		placed = greedyInCache(b, bs, keys, m, seed, f)
+	default:
+		placed = greedy(b, bs, keys, m, seed, f)
+	}
 	if len(b.todo) == 0 {
 		return placed, 0
 	}
 	setLabels(b, bs)
 	walked, strays := walkRounds(b, bs, m, keys.Len())
 	return placed + walked, strays
+}
+
+// batchBuckets is the table size from which the greedy pass works in
+// batches with prefetches (greedy), and the walks prefetch: 512 KiB of
+// 16-byte buckets. In smaller tables, which stay in a core's L2 cache, the
+// batches' bookkeeping costs as much as the cache misses it overlaps or more
+// (greedy16, greedyInCache).
+const batchBuckets = 1 << 15
+
+// greedy16 is greedyInCache for 16-bit slots, the pass of every
+// FilterPolicy up to 16 bits a key, written for fewer instructions a key
+// (the loop is bound by them, not by the cache): fewer values live in the
+// loop, so that none is kept on the stack; the test for an entry already
+// placed in two steps, first whether a slot of either bucket holds fp, four
+// slots at once, then (about once in 2^f/8 keys) holds16 with the offsets;
+// one branch for both rare cases, that and a stray; buckets addressed
+// without bounds checks. It places the same entries in the same slots and
+// lists the same strays.
+func greedy16(b *Builder, bs []slotSet[uint16], keys *HashList, m, seed uint64, f uint) int {
+	fmul := uint64(1)<<(f&63) - 1 // cuckoohash.Fingerprint, spelled out
+	if room := greedyRoom(keys.Len(), m); cap(b.todo) < room {
+		b.todo = make([]stray, 0, room)
+	}
+	start, dups := len(b.todo), 0
+	sc := seed * 0x9e3779b97f4a7c15 // cuckoohash.Mix, spelled out with its seed term hoisted
+	base := unsafe.Pointer(unsafe.SliceData(bs))
+	const size = unsafe.Sizeof(bs[0])
+	for c := range len(keys.chunks) {
+		for _, h := range keys.part(c) {
+			x := (h ^ sc) * 0xff51afd7ed558ccd
+			x ^= x >> 32
+			y := cuckoohash.Remix(x)
+			i1 := cuckoohash.Reduce(x, m)
+			i2 := second(i1, y, m)
+			// Reduce and second return indexes below m = len(bs).
+			b1 := (*slotSet[uint16])(unsafe.Add(base, uintptr(i1)*size))
+			b2 := (*slotSet[uint16])(unsafe.Add(base, uintptr(i2)*size))
+			w1, w2 := cuckoohash.SlotWord(&b1.fp), cuckoohash.SlotWord(&b2.fp)
+			fp := uint16(((y>>32)*fmul)>>32) + 1
+			fl := uint64(fp) * lanes16
+			x1, x2 := w1^fl, w2^fl
+			held := ((x1-lanes16)&^x1 | (x2-lanes16)&^x2) & (lanes16 << 15) // a slot holds fp
+			c1, c2 := (bits.Len64(w1)+15)>>4, (bits.Len64(w2)+15)>>4        // fill16
+			o1 := offset(i1, i2, m)
+			s, c, o := b1, c1, o1
+			if c2 < c1 {
+				s, c, o = b2, c2, -o1 // offset(i2, i1, m)
+			}
+			if held|uint64(c>>2) != 0 { // c>>2 is 1 for a full bucket
+				if holds16(b1, fp, o1)|holds16(b2, fp, -o1) != 0 {
+					dups++
+					continue
+				}
+				if c == cuckoohash.Slots {
+					b.todo = append(b.todo, stray{uint32(fp), uint32(i1), uint32(i2)})
+					continue
+				}
+			}
+			s.fp[c&(cuckoohash.Slots-1)], s.alt[c&(cuckoohash.Slots-1)] = fp, o
+		}
+	}
+	return keys.Len() - (len(b.todo) - start) - dups
+}
+
+// greedyInCache is the greedy pass for tables that fit in the cache: greedy
+// without batches or prefetches, its strays listed as they come. It places
+// the same entries in the same slots and lists the same strays.
+func greedyInCache[F uint16 | uint32](b *Builder, bs []slotSet[F], keys *HashList, m, seed uint64, f uint) int {
+	todo := b.todo
+	if room := greedyRoom(keys.Len(), m); cap(todo) < room {
+		todo = make([]stray, 0, room)
+	}
+	placed := 0
+	for c := range len(keys.chunks) {
+		for _, h := range keys.part(c) {
+			x := cuckoohash.Mix(h, seed)
+			y := cuckoohash.Remix(x)
+			i1 := cuckoohash.Reduce(x, m)
+			i2 := second(i1, y, m)
+			fp := F(cuckoohash.Fingerprint(y, f))
+			o1 := offset(i1, i2, m)
+			o2 := -o1 // offset(i2, i1, m)
+			b1, b2 := &bs[i1], &bs[i2]
+			var c1, c2 int
+			if unsafe.Sizeof(fp) == 2 {
+				s1, s2 := (*slotSet[uint16])(unsafe.Pointer(b1)), (*slotSet[uint16])(unsafe.Pointer(b2))
+				c1, c2 = fill16(s1), fill16(s2)
+				if holds16(s1, uint16(fp), o1)|holds16(s2, uint16(fp), o2) != 0 {
+					continue // a duplicate entry
+				}
+			} else {
+				c1, c2 = fill(b1), fill(b2)
+				if min(clash(b1, fp, o1), clash(b2, fp, o2)) == 0 {
+					continue // a duplicate entry
+				}
+			}
+			s, c, o := b1, c1, o1
+			if c2 < c1 {
+				s, c, o = b2, c2, o2
+			}
+			if c == cuckoohash.Slots {
+				todo = append(todo, stray{uint32(fp), uint32(i1), uint32(i2)})
+				continue
+			}
+			s.fp[c&(cuckoohash.Slots-1)], s.alt[c&(cuckoohash.Slots-1)] = fp, o
+			placed++
+		}
+	}
+	b.todo = todo
+	return placed
 }
 
 // resetTable readies b for an attempt with seed: an empty table of m buckets
@@ -200,8 +320,9 @@ func greedy[F uint16 | uint32](b *Builder, bs []slotSet[F], keys *HashList, m, s
 	placed := 0
 	for k0 := 0; k0 < n; k0 += batch {
 		nb, ns := min(batch, n-k0), 0
+		hs := keys.part(k0 / chunkLen)[k0%chunkLen:]
 		for j := 0; j < nb; j++ {
-			x := cuckoohash.Mix(keys.At(k0+j), seed)
+			x := cuckoohash.Mix(hs[j], seed)
 			y := cuckoohash.Remix(x)
 			i1 := cuckoohash.Reduce(x, m)
 			i2 := second(i1, y, m)
@@ -216,18 +337,25 @@ func greedy[F uint16 | uint32](b *Builder, bs []slotSet[F], keys *HashList, m, s
 		}
 		for j := 0; j < nb; j++ {
 			i1, i2, fp := uint64(ii[j][0]), uint64(ii[j][1]), fps[j]
-			o1, o2 := offset(i1, i2, m), offset(i2, i1, m)
+			o1 := offset(i1, i2, m)
+			o2 := -o1 // offset(i2, i1, m)
 			b1, b2 := &bs[i1], &bs[i2]
 			// With 16-bit fingerprints (every FilterPolicy up to 16 bits a
 			// key) a bucket's slots are read as words, four at a time; the
 			// test is a constant in each instantiation. It sits here, not in
 			// fill and clash, which then would no longer inline.
-			// TestSlotWords holds the two equal.
+			// TestSlotWords holds the two equal. The test for an entry
+			// already placed asks first, as greedy16 does, whether a slot
+			// of either bucket holds fp at all.
 			var c1, c2 int
 			if unsafe.Sizeof(fp) == 2 {
 				s1, s2 := (*slotSet[uint16])(unsafe.Pointer(b1)), (*slotSet[uint16])(unsafe.Pointer(b2))
-				c1, c2 = fill16(s1), fill16(s2)
-				if holds16(s1, uint16(fp), o1)|holds16(s2, uint16(fp), o2) != 0 {
+				w1, w2 := cuckoohash.SlotWord(&s1.fp), cuckoohash.SlotWord(&s2.fp)
+				c1, c2 = (bits.Len64(w1)+15)>>4, (bits.Len64(w2)+15)>>4 // fill16
+				fl := uint64(fp) * lanes16
+				x1, x2 := w1^fl, w2^fl
+				if ((x1-lanes16)&^x1|(x2-lanes16)&^x2)&(lanes16<<15) != 0 &&
+					holds16(s1, uint16(fp), o1)|holds16(s2, uint16(fp), o2) != 0 {
 					continue // a duplicate entry
 				}
 			} else {

@@ -168,7 +168,7 @@ func TestSlotWords(t *testing.T) {
 
 // walkOne runs the walk of e to its end, alone.
 func walkOne[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, e stray) (int, walker[F]) {
-	w := newWalker(bs, e)
+	w := newWalker(bs, e, true)
 	for {
 		if res := w.step(b, bs, m); res != walkGoing {
 			return res, w
@@ -298,6 +298,183 @@ func TestBuildDuplicatesInWalks(t *testing.T) {
 			if !Lookup(data, p.Buckets, p.Seed, uint(f), true, v) {
 				t.Fatalf("rep %d: key %x lost", rep, v)
 			}
+		}
+	}
+}
+
+// TestSpelledOut checks the hashing that greedy16 spells out against
+// cuckoohash.Mix and cuckoohash.Fingerprint.
+func TestSpelledOut(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for range 100000 {
+		h, seed, f := r.Uint64(), r.Uint64N(64), uint(4+r.IntN(13))
+		sc := seed * 0x9e3779b97f4a7c15
+		x := (h ^ sc) * 0xff51afd7ed558ccd
+		x ^= x >> 32
+		if want := cuckoohash.Mix(h, seed); x != want {
+			t.Fatalf("Mix(%#x, %d) = %#x, spelled out %#x", h, seed, want, x)
+		}
+		y := cuckoohash.Remix(x)
+		fmul := uint64(1)<<(f&63) - 1
+		if got, want := uint16(((y>>32)*fmul)>>32)+1, cuckoohash.Fingerprint(y, f); uint32(got) != want {
+			t.Fatalf("Fingerprint(%#x, %d) = %d, spelled out %d", y, f, want, got)
+		}
+	}
+}
+
+// entries counts the distinct entries (fingerprint and the unordered pair of
+// buckets) the hashes of l make under p: what an exact build places.
+func entries(l *HashList, p Params) int {
+	type entry struct {
+		fp     uint32
+		i1, i2 uint64
+	}
+	set := map[entry]bool{}
+	for i := range l.Len() {
+		i1, i2, fp := addr(l.At(i), p.Seed, p.Buckets, uint(p.FingerprintBits))
+		set[entry{fp, min(i1, i2), max(i1, i2)}] = true
+	}
+	return len(set)
+}
+
+// requireFound fails unless every hash of l is found in the table.
+func requireFound(t *testing.T, what string, data []byte, p Params, l *HashList) {
+	t.Helper()
+	for i := range l.Len() {
+		if !Lookup(data, p.Buckets, p.Seed, uint(p.FingerprintBits), p.SemiSort, l.At(i)) {
+			t.Fatalf("%s: key %d (%#x) of %d lost", what, i, l.At(i), l.Len())
+		}
+	}
+}
+
+// TestBuildCopies builds lists where hashes come many times each (up to 40,
+// more than the 8 slots of an entry's two buckets), in runs, in random order
+// and sorted, a few hashes alone or thousands, at every width and at loads
+// from low to far past the threshold. Every key is found and every entry
+// (fingerprint and buckets) is placed exactly once, whether the greedy pass
+// or the walks met its copies.
+func TestBuildCopies(t *testing.T) {
+	seed := testkit.Seed(t)
+	r := rand.New(rand.NewPCG(seed, 16))
+	var b Builder
+	reps := 60
+	if testing.Short() {
+		reps = 20
+	}
+	for rep := range reps {
+		distinct := 1 + r.IntN(3000)
+		if rep%5 == 0 {
+			distinct = 1 + r.IntN(3)
+		}
+		maxCopies := 2 + r.IntN(39)
+		var vals []uint64
+		for range distinct {
+			v := r.Uint64()
+			for range 1 + r.IntN(maxCopies) {
+				vals = append(vals, v)
+			}
+		}
+		switch rep % 3 {
+		case 0: // runs of copies, as written
+		case 1:
+			r.Shuffle(len(vals), func(i, j int) { vals[i], vals[j] = vals[j], vals[i] })
+		case 2:
+			slices.Sort(vals)
+		}
+		counts := map[uint64]int{}
+		most := 0
+		var l HashList
+		for _, v := range vals {
+			l.Add(v)
+			counts[v]++
+			most = max(most, counts[v])
+		}
+		f := cuckoohash.MinFingerprintBits + r.IntN(cuckoohash.MaxFingerprintBits-cuckoohash.MinFingerprintBits+1)
+		load := []float64{0.5, 0.9, 0.97, 1.5, 1e9}[r.IntN(5)]
+		m := uint64(float64(distinct)/(4*load)) + 1
+		what := fmt.Sprintf("rep %d: %d hashes, %d distinct, up to %d copies, f=%d, m=%d", rep, len(vals), distinct, most, f, m)
+		data, p := b.Build(nil, &l, f, r.IntN(2) == 0, fixed(m))
+		requireFound(t, what, data, p, &l)
+		e := entries(&l, p)
+		if int(p.Keys) != e {
+			t.Fatalf("%s: %d entries placed, %d distinct", what, p.Keys, e)
+		}
+	}
+}
+
+// TestGreedyPassesAgree: the greedy pass in batches (greedy, for tables
+// beyond the cache), the pass for tables in the cache (greedyInCache) and its
+// 16-bit form (greedy16) leave the same table and the same strays, and skip
+// the same copies, for 16- and 32-bit slots, in tables smaller and larger
+// than the window.
+func TestGreedyPassesAgree(t *testing.T) {
+	seed := testkit.Seed(t)
+	r := rand.New(rand.NewPCG(seed, 17))
+	for _, m := range []uint64{1, 3, 250, window, window + 1000} {
+		n := int(float64(4*m)*0.97) + 3
+		var l HashList
+		for i := range n {
+			if i > 0 && r.IntN(20) == 0 {
+				l.Add(l.At(r.IntN(i))) // a copy, for the test to find
+			} else {
+				l.Add(r.Uint64())
+			}
+		}
+		seed := r.Uint64N(8)
+		f := uint(8 + r.IntN(9))
+		var ref Builder
+		want := resetTable(&ref, &ref.small, m, seed)
+		wantPlaced := greedy(&ref, want, &l, m, seed, f)
+		for name, pass := range map[string]func(b *Builder, bs []slotSet[uint16]) int{
+			"greedyInCache": func(b *Builder, bs []slotSet[uint16]) int { return greedyInCache(b, bs, &l, m, seed, f) },
+			"greedy16":      func(b *Builder, bs []slotSet[uint16]) int { return greedy16(b, bs, &l, m, seed, f) },
+		} {
+			var b Builder
+			bs := resetTable(&b, &b.small, m, seed)
+			placed := pass(&b, bs)
+			if placed != wantPlaced || !slices.Equal(bs, want) || !slices.Equal(b.todo, ref.todo) {
+				t.Fatalf("m=%d f=%d: %s placed %d, left %d strays; greedy placed %d, left %d (tables equal: %v)",
+					m, f, name, placed, len(b.todo), wantPlaced, len(ref.todo), slices.Equal(bs, want))
+			}
+		}
+		f = uint(17 + r.IntN(16))
+		var ref32, b32 Builder
+		want32 := resetTable(&ref32, &ref32.wide, m, seed)
+		wantPlaced = greedy(&ref32, want32, &l, m, seed, f)
+		bs32 := resetTable(&b32, &b32.wide, m, seed)
+		if placed := greedyInCache(&b32, bs32, &l, m, seed, f); placed != wantPlaced ||
+			!slices.Equal(bs32, want32) || !slices.Equal(b32.todo, ref32.todo) {
+			t.Fatalf("m=%d f=%d: greedyInCache and greedy differ", m, f)
+		}
+	}
+}
+
+// TestBuildFar builds a table too large for the cache (at least
+// batchBuckets), where the greedy pass works in batches and the walks
+// prefetch, from distinct hashes and copies, at 16- and 32-bit slots: every
+// key is found and every entry placed once.
+func TestBuildFar(t *testing.T) {
+	seed := testkit.Seed(t)
+	r := rand.New(rand.NewPCG(seed, 18))
+	n := 4*batchBuckets*95/100 + 1000
+	var l HashList
+	for i := range n {
+		if i > 0 && r.IntN(50) == 0 {
+			l.Add(l.At(r.IntN(i)))
+		} else {
+			l.Add(r.Uint64())
+		}
+	}
+	var b Builder
+	for _, f := range []int{10, 16, 24} {
+		m := uint64(float64(n)/(4*0.95)) + 1
+		data, p := b.Build(nil, &l, f, true, fixed(m))
+		if p.Buckets < batchBuckets {
+			t.Fatalf("f=%d: %d buckets, want at least %d", f, p.Buckets, batchBuckets)
+		}
+		requireFound(t, fmt.Sprintf("f=%d", f), data, p, &l)
+		if e := entries(&l, p); int(p.Keys) != e {
+			t.Fatalf("f=%d: %d entries placed, %d distinct", f, p.Keys, e)
 		}
 	}
 }

@@ -26,26 +26,7 @@ func (b *Builder) encode(dst []byte, keys *HashList, p Params) []byte {
 
 func encodeSlots[F uint16 | uint32](t *cuckoohash.Table, bs []slotSet[F], semi bool) {
 	if t.Fast {
-		// Buckets of at most 64 bits go in with one OR each into the zeroed
-		// table, in order.
-		f, bb := t.F, uint64(t.BucketBits)
-		for i := range bs {
-			s := &bs[i]
-			if s.fp[0] == 0 && !semi {
-				continue
-			}
-			fps := [cuckoohash.Slots]uint32{uint32(s.fp[0]), uint32(s.fp[1]), uint32(s.fp[2]), uint32(s.fp[3])}
-			var w uint64
-			if semi {
-				w = cuckoohash.SemiWord(fps, f)
-			} else {
-				w = cuckoohash.PlainWord(fps, f)
-			}
-			pos := uint64(i) * bb
-			off := pos >> 3
-			v := binary.LittleEndian.Uint64(t.Data[off:]) | w<<(pos&7)
-			binary.LittleEndian.PutUint64(t.Data[off:], v)
-		}
+		encodeStream(t, bs, semi)
 		return
 	}
 	for i := range bs {
@@ -54,6 +35,41 @@ func encodeSlots[F uint16 | uint32](t *cuckoohash.Table, bs []slotSet[F], semi b
 		if fps != [cuckoohash.Slots]uint32{} || semi {
 			t.SetBucket(uint64(i), fps)
 		}
+	}
+}
+
+// encodeStream is encodeSlots for buckets of at most 64 bits: it packs them
+// in order into a 64-bit accumulator and stores each word once it is full,
+// rather than read-modify-write each bucket into the table (the bytes are
+// the same).
+func encodeStream[F uint16 | uint32](t *cuckoohash.Table, bs []slotSet[F], semi bool) {
+	f, bb := t.F, t.BucketBits
+	data := t.Data
+	var acc uint64
+	var have, pos uint // bits in acc; bytes stored
+	for i := range bs {
+		s := &bs[i]
+		fps := [cuckoohash.Slots]uint32{uint32(s.fp[0]), uint32(s.fp[1]), uint32(s.fp[2]), uint32(s.fp[3])}
+		var w uint64
+		if semi {
+			w = cuckoohash.SemiWord(fps, f)
+		} else {
+			w = cuckoohash.PlainWord(fps, f)
+		}
+		acc |= w << (have & 63)
+		if have += bb; have >= 64 {
+			binary.LittleEndian.PutUint64(data[pos:], acc)
+			pos += 8
+			have -= 64
+			// The bits of w that did not fit; none when have is 0 (a
+			// shift by 64 or more gives 0).
+			acc = w >> (bb - have)
+		}
+	}
+	for ; have > 0; have -= min(have, 8) {
+		data[pos] = byte(acc)
+		acc >>= 8
+		pos++
 	}
 }
 

@@ -16,16 +16,29 @@ var chunkPool = sync.Pool{New: func() any { return new(chunk) }}
 // empty and ready to use. A HashList is not safe for concurrent use.
 type HashList struct {
 	chunks []*chunk
-	n      int
+	// tail is the used part of the last chunk, with the chunk's capacity:
+	// Add is an append into it, small enough to inline into the writer's
+	// AddKey, and takes a new chunk only when it is full.
+	tail []uint64
+	n    int
 }
 
 // Add appends h.
 func (l *HashList) Add(h uint64) {
-	if l.n%chunkLen == 0 && l.n/chunkLen == len(l.chunks) {
-		l.chunks = append(l.chunks, chunkPool.Get().(*chunk))
+	if len(l.tail) == cap(l.tail) {
+		l.grow()
 	}
-	l.chunks[l.n/chunkLen][l.n%chunkLen] = h
+	l.tail = append(l.tail, h)
 	l.n++
+}
+
+// grow starts a new chunk. It is kept out of line so that Add inlines.
+//
+//go:noinline
+func (l *HashList) grow() {
+	c := chunkPool.Get().(*chunk)
+	l.chunks = append(l.chunks, c)
+	l.tail = c[:0]
 }
 
 // Len returns the number of hashes added since the last Reset.
@@ -33,6 +46,15 @@ func (l *HashList) Len() int { return l.n }
 
 // At returns the i-th hash added.
 func (l *HashList) At(i int) uint64 { return l.chunks[i/chunkLen][i%chunkLen] }
+
+// part returns the hashes of chunk c, in the order they were added: the
+// builder's passes read the list a chunk at a time rather than through At.
+func (l *HashList) part(c int) []uint64 {
+	if c == len(l.chunks)-1 {
+		return l.tail
+	}
+	return l.chunks[c][:]
+}
 
 // Reset empties the list and returns its memory to a pool shared by all
 // lists.
@@ -42,5 +64,6 @@ func (l *HashList) Reset() {
 		l.chunks[i] = nil
 	}
 	l.chunks = l.chunks[:0]
+	l.tail = nil
 	l.n = 0
 }

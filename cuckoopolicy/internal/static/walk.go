@@ -48,7 +48,7 @@ func walkRound[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, budget 
 	next, live, placed := 0, 0, 0
 	for l := range ws {
 		if next < len(todo) {
-			ws[l] = newWalker[F](bs, todo[next])
+			ws[l] = newWalker[F](bs, todo[next], b.far)
 			next++
 			live++
 		} else {
@@ -76,7 +76,7 @@ func walkRound[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, budget 
 				b.left = append(b.left, stray{uint32(w.fp), w.bi, w.oth})
 			}
 			if next < len(todo) {
-				*w = newWalker[F](bs, todo[next])
+				*w = newWalker[F](bs, todo[next], b.far)
 				next++
 			} else {
 				w.done = true
@@ -89,6 +89,18 @@ func walkRound[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, budget 
 	}
 	b.todo, b.left = b.left, todo
 	return placed, true
+}
+
+// evictKey ranks the resident in slot j of bucket bi, whose other bucket is
+// a, for eviction (the lowest key goes): the label of a, then j rotated by r,
+// the last two bits j itself; a resident whose two buckets are both bi
+// ranks after every other.
+func evictKey(L []uint8, a, bi uint64, r, j uint) uint {
+	k := uint(L[a])<<4 | (j-r)&(cuckoohash.Slots-1)<<2 | j
+	if a == bi {
+		k |= 1 << 12
+	}
+	return k
 }
 
 // walkKicks bounds the evictions of one walk; a stray still without a slot
@@ -136,7 +148,7 @@ func held[F uint16 | uint32](ws *[lanes]walker[F], l int) bool {
 	w := &ws[l]
 	for k := range ws {
 		v := &ws[k]
-		if k != l && !v.done && v.fp == w.fp &&
+		if v.fp == w.fp && k != l && !v.done && // the rare match first
 			(v.bi == w.bi && v.oth == w.oth || v.bi == w.oth && v.oth == w.bi) {
 			return true
 		}
@@ -144,9 +156,9 @@ func held[F uint16 | uint32](ws *[lanes]walker[F], l int) bool {
 	return false
 }
 
-// newWalker starts the walk of e and prefetches its two buckets.
-func newWalker[F uint16 | uint32](bs []slotSet[F], e stray) walker[F] {
-	if hasPrefetch {
+// newWalker starts the walk of e and, if far, prefetches its two buckets.
+func newWalker[F uint16 | uint32](bs []slotSet[F], e stray, far bool) walker[F] {
+	if hasPrefetch && far {
 		prefetch(unsafe.Pointer(&bs[0]), &e.home, 2, int(unsafe.Sizeof(bs[0])))
 	}
 	return walker[F]{fp: F(e.fp), bi: e.home, oth: e.to}
@@ -169,9 +181,18 @@ func (w *walker[F]) step(b *Builder, bs []slotSet[F], m uint64) int {
 	if w.kicks == 0 {
 		o1, o2 := offset(bi, oth, m), offset(oth, bi, m)
 		s1, s2 := &bs[bi], &bs[oth]
-		c1, c2 := fill(s1), fill(s2)
+		var c1, c2 int
+		var dup bool
+		if unsafe.Sizeof(w.fp) == 2 { // as in greedy
+			t1, t2 := (*slotSet[uint16])(unsafe.Pointer(s1)), (*slotSet[uint16])(unsafe.Pointer(s2))
+			c1, c2 = fill16(t1), fill16(t2)
+			dup = holds16(t1, uint16(w.fp), o1)|holds16(t2, uint16(w.fp), o2) != 0
+		} else {
+			c1, c2 = fill(s1), fill(s2)
+			dup = min(clash(s1, w.fp, o1), clash(s2, w.fp, o2)) == 0
+		}
 		switch {
-		case min(clash(s1, w.fp, o1), clash(s2, w.fp, o2)) == 0:
+		case dup:
 			return walkDup
 		case c1 < cuckoohash.Slots:
 			s1.fp[c1], s1.alt[c1] = w.fp, o1
@@ -187,7 +208,13 @@ func (w *walker[F]) step(b *Builder, bs []slotSet[F], m uint64) int {
 		}
 	} else {
 		t := &bs[bi]
-		if c := fill(t); c < cuckoohash.Slots {
+		var c int
+		if unsafe.Sizeof(w.fp) == 2 {
+			c = fill16((*slotSet[uint16])(unsafe.Pointer(t)))
+		} else {
+			c = fill(t)
+		}
+		if c < cuckoohash.Slots {
 			t.fp[c], t.alt[c] = w.fp, offset(bi, oth, m)
 			L[bi] = max(L[bi], uint8(c+1)/cuckoohash.Slots)
 			return walkPlaced
@@ -201,23 +228,16 @@ func (w *walker[F]) step(b *Builder, bs []slotSet[F], m uint64) int {
 	// both bi last. The choice has no branch: it cannot be predicted.
 	s := &bs[bi]
 	r := uint(b.next())
-	best := uint(math.MaxUint)
-	for j := range uint(cuckoohash.Slots) {
-		a := other(bi, s.alt[j], m)
-		k := uint(L[a])<<4 | (j-r)&(cuckoohash.Slots-1)<<2 | j
-		if a == bi {
-			k |= 1 << 12
-		}
-		best = min(best, k)
-	}
+	a0, a1, a2, a3 := other(bi, s.alt[0], m), other(bi, s.alt[1], m), other(bi, s.alt[2], m), other(bi, s.alt[3], m)
+	best := min(evictKey(L, a0, bi, r, 0), evictKey(L, a1, bi, r, 1), evictKey(L, a2, bi, r, 2), evictKey(L, a3, bi, r, 3))
 	j := best & (cuckoohash.Slots - 1)
-	a := other(bi, s.alt[j], m)
+	a := [cuckoohash.Slots]uint64{a0, a1, a2, a3}[j]
 	L[bi] = uint8(min(uint(L[a])+1, math.MaxUint8))
 	fp := s.fp[j]
 	s.fp[j], s.alt[j] = w.fp, offset(bi, oth, m)
 	w.fp, w.bi, w.oth = fp, uint32(a), uint32(bi)
 	w.kicks++
-	if hasPrefetch {
+	if hasPrefetch && b.far {
 		prefetch(unsafe.Pointer(&bs[0]), &w.bi, 1, int(unsafe.Sizeof(bs[0])))
 	}
 	return walkGoing
