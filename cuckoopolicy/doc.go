@@ -46,16 +46,26 @@
 // α (the share of slots filled) a key costs (f-1)/α bits, and a lookup, which
 // compares against the 8α fingerprints of its two buckets, is a false positive
 // with probability 1-(1-1/(2^f-1))^(8α), about 8α/2^f. FilterPolicy(B), B
-// clamped to [MinBitsPerKey, MaxBitsPerKey] = [4, 32], takes the widest f
-// with (f-1)/B <= 0.97, the highest load the builder reaches at every size,
-// which gives f = B, then sizes the table so that the whole block takes at
-// most B bits per key; the headroom left below 0.97 lowers the load and with
-// it the false-positive rate. A block's fixed 40 bytes (padding and trailer)
-// leave a small table too few bits for that: below about 500 keys at B = 10
-// (10,000 at B = 32) the table is sized for load 0.97 and the block takes more
-// than B bits per key, as a bloom block rounded up to whole cache lines also
-// does. (When keys merge into shared entries, the table of a few hundred keys
-// or fewer is sized again for fewer and can end up fuller, up to load 1.)
+// clamped to [MinBitsPerKey, MaxBitsPerKey] = [4, 32], gives each table the
+// bytes bloom.FilterPolicy(B) would spend on it: B bits a key rounded up to
+// an odd number of 64-byte lines, plus 5 bytes, never less than B bits a
+// key. In those bytes it takes the width whose table (the most buckets that
+// fit, at a load of at most 0.97, the highest the builder reaches at every
+// size) has the fewest false positives. On large tables that is f = B, and
+// the headroom left below 0.97 lowers the load and with it the
+// false-positive rate (the table below); on small ones bloom's rounding
+// leaves more bytes, spent on a wider fingerprint or a lower load. So the
+// block never takes more bytes than bloom's on the same keys, from 9 bits a
+// key up at every size. It has fewer false positives from 14 bits a key up,
+// and at 10 to 13 bits a key except on tables of about 110 to 360 keys,
+// where bloom's lines leave no slack and the block's fixed 40 bytes
+// (padding and trailer, against bloom's 5) cost it up to 2.4 times bloom's
+// rate. Below 9 bits a key a small table may fit no width at load 0.97 in
+// bloom's bytes; it is sized for that load and takes more. Where placement
+// fails at the planned load (rarely, in small tables), the writer takes the
+// next narrower width in the same bytes. (When keys merge into shared
+// entries, the table of a few hundred keys or fewer is sized again for
+// fewer and can end up fuller, up to load 1.)
 //
 //	B (bits/key)   f    load    FPR (theory)   bloom.FilterPolicy(B)
 //	   4           4    0.750   33.9%
@@ -197,12 +207,13 @@
 // not match its length answers true for every key. Readers that predate the
 // flag answer true for every key.
 //
-// Example: FilterPolicy(10) over 1000 distinct keys chooses f = 10,
-// semi-sorted (bb = 36 bits). The budget is 10*1000 bits less 327 bits of
-// fixed cost (padding, trailer, rounding), so m = 9673/36 = 268 buckets
-// (load 0.933): 268*36/8 = 1206 bytes of buckets, 8 of padding and 32 of
-// trailer, 1246 bytes, 9.97 bits per key. The trailer ends
-// 0a 01 00 02 43 4b 4f 4f.
+// Example: FilterPolicy(10) over 1000 distinct keys has bloom(10)'s 1349
+// bytes: 10,000 bits round up to 21 lines, 1344 bytes, plus 5. Less 40 bytes
+// of padding and trailer, 1309 bytes hold 261 semi-sorted buckets of f = 11
+// (bb = 40 bits; load 0.958, 0.37% false positives) or 290 of f = 10 (load
+// 0.862, 0.67%): f = 11, 261*40/8 = 1305 bytes of buckets, 8 of padding and
+// 32 of trailer, 1345 bytes, 10.76 bits per key. The trailer ends
+// 0b 01 00 02 43 4b 4f 4f.
 //
 // The trailer's check field catches any single flipped bit in the trailer,
 // which could misdirect every lookup. It is a fold, not a checksum: two

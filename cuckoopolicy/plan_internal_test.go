@@ -278,8 +278,12 @@ func TestSizingMatchesWriter(t *testing.T) {
 					t.Fatal(err)
 				}
 				// The builder grows a table only when placement fails.
-				if uint64(info.Buckets) != c.tableBuckets(uint64(n)) {
-					t.Logf("%v, %d keys: the builder grew the table to %d buckets from %d", p, n, info.Buckets, c.tableBuckets(uint64(n)))
+				f, m := c.tableBuckets(uint64(n))
+				if info.FingerprintBits != f {
+					t.Errorf("%v, %d keys: width %d, the model %d", p, n, info.FingerprintBits, f)
+				}
+				if uint64(info.Buckets) != m {
+					t.Logf("%v, %d keys: the builder grew the table to %d buckets from %d", p, n, info.Buckets, m)
 					continue
 				}
 				if got, want := float64(len(block)), c.blockBytes(uint64(n)); got != want {

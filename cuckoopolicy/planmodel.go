@@ -108,7 +108,11 @@ func (s *shape) candidates(l int, m model) []step {
 	} else {
 		add(nil)
 	}
-	for b := 1; b <= m.maxBits; b++ {
+	// From the highest budget down: budgets whose blocks are the same (a
+	// small table takes bloom's bytes, which round many budgets alike)
+	// leave the front as the highest of them, the budget the block
+	// spends.
+	for b := m.maxBits; b >= 1; b-- {
 		switch {
 		case m.bloom && m.live:
 			add(bloomBlocks(b))

@@ -39,10 +39,12 @@ const (
 )
 
 // FilterPolicy is a cuckoo-filter policy with a budget of bits per key: the
-// drop-in replacement for bloom.FilterPolicy of the same value. It writes
-// semi-sorted buckets with the widest fingerprint the budget pays for at a
-// load the builder always reaches (see the package doc for the rule and its
-// false-positive rates). A budget below MinBitsPerKey or above MaxBitsPerKey
+// drop-in replacement for bloom.FilterPolicy of the same value. Each table's
+// block takes the bytes bloom.FilterPolicy of the same budget would take on
+// it (never more, from 9 bits a key up), in semi-sorted buckets of the
+// fingerprint width that gives the fewest false positives in those bytes at
+// a load the builder always reaches (see the package doc for the rule and
+// its false-positive rates). A budget below MinBitsPerKey or above MaxBitsPerKey
 // is clamped to that range: FilterPolicy(0) and negative budgets write
 // filters of 4 bits per key (about 34% false positives); for no filter, use
 // pebble.NoFilterPolicy.
@@ -220,24 +222,63 @@ func (p Policy) config() config {
 	return c
 }
 
-// buckets returns the table size for n hashes.
-func (c config) buckets(n int) uint64 {
-	atMax := uint64(math.Ceil(float64(n) / (4 * maxLoad)))
+// width returns the fingerprint width of the table for n hashes: c.f for an
+// explicit layout; for a budget of bits per key, the width whose table,
+// the largest that fits the budget's bytes (blockBudget) at a load of at
+// most maxLoad, has the fewest false positives, or c.f where none fits.
+func (c config) width(n int) int {
+	if c.bitsPerKey == 0 || n <= 0 {
+		return c.f
+	}
+	best, bestRate := c.f, math.Inf(1)
+	for f := cuckoohash.MinFingerprintBits; f <= cuckoohash.MaxFingerprintBits; f++ {
+		m, ok := c.fits(f, n)
+		if !ok {
+			break // wider buckets fit even fewer
+		}
+		if r := cuckooRate(f, float64(n)/(4*float64(m))); r < bestRate {
+			best, bestRate = f, r
+		}
+	}
+	return best
+}
+
+// buckets returns the table size for n hashes at width f: for an explicit
+// layout, the size for its load; for a budget, the largest table of f-bit
+// fingerprints that fits its bytes, raised to load maxLoad where it does
+// not.
+func (c config) buckets(f, n int) uint64 {
 	if c.bitsPerKey == 0 {
 		return max(uint64(math.Ceil(float64(n)/(4*c.load))), 1)
 	}
-	bb := uint64(4 * c.f)
+	m, _ := c.fits(f, n)
+	return max(m, uint64(math.Ceil(float64(n)/(4*maxLoad))), 1)
+}
+
+// fits returns the most buckets of f-bit fingerprints the block for n
+// hashes can take within blockBudget (the packed buckets, padding and
+// trailer), and whether that loads them no more than maxLoad.
+func (c config) fits(f, n int) (uint64, bool) {
+	bb := uint64(4 * f)
 	if c.semi {
 		bb -= 4
 	}
-	// The block's fixed cost: padding, trailer and up to 7 bits of rounding.
-	const overhead = 8*(8+trailerLen) + 7
-	total := uint64(c.bitsPerKey) * uint64(n)
 	var m uint64
-	if total > overhead {
-		m = (total - overhead) / bb
+	if b := c.blockBudget(n); b > cuckoohash.PadBytes+trailerLen {
+		m = 8 * (b - cuckoohash.PadBytes - trailerLen) / bb
 	}
-	return max(m, atMax, 1)
+	return m, m > 0 && float64(n) <= 4*maxLoad*float64(m)
+}
+
+// blockBudget is the bytes a budget of bits per key gives a block of n
+// hashes: what bloom.FilterPolicy(c.bitsPerKey) spends on them, its
+// rounding up to an odd number of 64-byte lines included, which is never
+// less than c.bitsPerKey bits a key. So FilterPolicy(B) takes no more bytes
+// than bloom.FilterPolicy(B) on any table it fits (from 9 bits per key,
+// every table), and spends what bloom's rounding adds to small tables on a
+// wider fingerprint or a lower load.
+func (c config) blockBudget(n int) uint64 {
+	return uint64(bloomBlockBytes(c.bitsPerKey, uint64(n)))
 }
 
 // writer is the FilterWriter: it collects the 64-bit hash of each key,
@@ -306,11 +347,26 @@ func (w *writer) Finish(dst []byte) []byte {
 		// block, so readers answer "may contain" for every key.
 		t.keys = math.MaxUint32
 	} else if n > 0 {
+		f := w.cfg.width(n)
 		b := builders.Get().(*static.Builder)
 		var p static.Params
-		dst, p = b.Build(dst, &w.keys, w.cfg.f, w.cfg.semi, w.cfg.buckets)
+		for start := len(dst); ; dst = dst[:start] {
+			dst, p = b.Build(dst, &w.keys, f, w.cfg.semi, func(n int) uint64 { return w.cfg.buckets(f, n) })
+			// The builder grows a table where placement fails at the
+			// planned load (rarely, in small tables): rather than take
+			// more than the budget's bytes, take a narrower width, whose
+			// table at those bytes is less loaded.
+			if w.cfg.bitsPerKey == 0 || f == cuckoohash.MinFingerprintBits ||
+				uint64(len(dst)-start+trailerLen) <= w.cfg.blockBudget(n) {
+				break
+			}
+			if _, ok := w.cfg.fits(f-1, n); !ok {
+				break
+			}
+			f--
+		}
 		builders.Put(b)
-		t.buckets, t.seed, t.keys = p.Buckets, p.Seed, uint32(p.Keys)
+		t.f, t.buckets, t.seed, t.keys = uint8(f), p.Buckets, p.Seed, uint32(p.Keys)
 	}
 	start := len(dst)
 	dst = append(dst, make([]byte, trailerLen)...)

@@ -69,11 +69,11 @@ func TestEveryBudget(t *testing.T) {
 			t.Fatalf("B=%d: %v", b, err)
 		}
 		cb := clampBudget(b)
-		if !info.SemiSorted || info.FingerprintBits != budgetWidth(cb, true) {
-			t.Errorf("B=%d: got f=%d semi=%v", b, info.FingerprintBits, info.SemiSorted)
+		if f, _ := p.config().tableBuckets(uint64(keys.Len())); !info.SemiSorted || info.FingerprintBits != f {
+			t.Errorf("B=%d: got f=%d semi=%v, want f=%d semi", b, info.FingerprintBits, info.SemiSorted, f)
 		}
-		if info.BitsPerKey > float64(cb) && cb > MinBitsPerKey {
-			t.Errorf("B=%d: %.3f bits per key", b, info.BitsPerKey)
+		if bb := bloomBlockBytes(cb, uint64(keys.Len())); float64(len(block)) > bb && cb >= 9 {
+			t.Errorf("B=%d: %d bytes, bloom(%d) %.0f", b, len(block), cb, bb)
 		}
 		if info.LoadFactor > maxLoad+1e-9 {
 			t.Errorf("B=%d: load %.4f above %.2f", b, info.LoadFactor, maxLoad)
@@ -121,8 +121,8 @@ func TestFPRAgainstBloom(t *testing.T) {
 		if ratio > tc.maxRatio {
 			t.Errorf("B=%d: FPR ratio cuckoo/bloom %.3f > %.2f", tc.b, ratio, tc.maxRatio)
 		}
-		if bits > float64(tc.b) {
-			t.Errorf("B=%d: %.3f bits per key", tc.b, bits)
+		if len(cb) > len(bb) {
+			t.Errorf("B=%d: %d bytes, bloom's %d", tc.b, len(cb), len(bb))
 		}
 	}
 }

@@ -16,12 +16,15 @@ import (
 // will build it. Bloom's sizing is Pebble v2.1.7's (bloom.go, Finish).
 
 // tableBuckets is the bucket count the static builder starts from for n
-// distinct keys: the writer's size, raised to one bucket per four keys.
-func (c config) tableBuckets(n uint64) uint64 {
+// distinct keys, and the fingerprint width: the writer's size, raised to one
+// bucket per four keys.
+func (c config) tableBuckets(n uint64) (f int, m uint64) {
 	if n == 0 {
-		return 0
+		return c.f, 0
 	}
-	return max(c.buckets(int(min(n, math.MaxInt32))), (n+cuckoohash.Slots-1)/cuckoohash.Slots, 1)
+	k := int(min(n, math.MaxInt32))
+	f = c.width(k)
+	return f, max(c.buckets(f, k), (n+cuckoohash.Slots-1)/cuckoohash.Slots, 1)
 }
 
 // blockBytes is the filter block the writer appends for n distinct keys:
@@ -29,18 +32,19 @@ func (c config) tableBuckets(n uint64) uint64 {
 // only when placement fails at the planned load, which the budget rule's
 // loads leave room to avoid.
 func (c config) blockBytes(n uint64) float64 {
-	tb, _ := cuckoohash.TableBytes(c.tableBuckets(n), uint(c.f), c.semi)
+	f, m := c.tableBuckets(n)
+	tb, _ := cuckoohash.TableBytes(m, uint(f), c.semi)
 	return float64(tb + trailerLen)
 }
 
 // rate is the false-positive rate of the block for n distinct keys: a lookup
 // meets the fingerprints of two buckets at the table's load.
 func (c config) rate(n uint64) float64 {
-	m := c.tableBuckets(n)
+	f, m := c.tableBuckets(n)
 	if m == 0 {
 		return 0
 	}
-	return cuckooRate(c.f, float64(n)/(4*float64(m)))
+	return cuckooRate(f, float64(n)/(4*float64(m)))
 }
 
 // cuckooRate is the false-positive rate of a cuckoo table of f-bit
