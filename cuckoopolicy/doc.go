@@ -54,7 +54,9 @@
 // size) has the fewest false positives. On large tables that is f = B, and
 // the headroom left below 0.97 lowers the load and with it the
 // false-positive rate (the table below); on small ones bloom's rounding
-// leaves more bytes, spent on a wider fingerprint or a lower load. So the
+// leaves more bytes, spent on a wider fingerprint or a lower load (a width
+// past 16 bits only at a budget past 16 bits a key: tables of 16-bit slots
+// build and read faster). So the
 // block never takes more bytes than bloom's on the same keys, from 9 bits a
 // key up at every size. It has fewer false positives from 14 bits a key up,
 // and at 10 to 13 bits a key except on tables of about 110 to 360 keys,

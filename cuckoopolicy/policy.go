@@ -226,12 +226,13 @@ func (p Policy) config() config {
 // explicit layout; for a budget of bits per key, the width whose table,
 // the largest that fits the budget's bytes (blockBudget) at a load of at
 // most maxLoad, has the fewest false positives, or c.f where none fits.
+// Widths past maxNarrowWidth are taken only by budgets whose own width is.
 func (c config) width(n int) int {
 	if c.bitsPerKey == 0 || n <= 0 {
 		return c.f
 	}
 	best, bestRate := c.f, math.Inf(1)
-	for f := cuckoohash.MinFingerprintBits; f <= cuckoohash.MaxFingerprintBits; f++ {
+	for f := cuckoohash.MinFingerprintBits; f <= max(c.f, maxNarrowWidth); f++ {
 		m, ok := c.fits(f, n)
 		if !ok {
 			break // wider buckets fit even fewer
@@ -242,6 +243,12 @@ func (c config) width(n int) int {
 	}
 	return best
 }
+
+// maxNarrowWidth is the widest fingerprint of 16-bit slots: tables up to it
+// build in half the scratch memory and are read by lookups generated for
+// their width. A small table whose bloom bytes would pay for a wider one
+// spends them on a lower load instead, already far below bloom's rate.
+const maxNarrowWidth = 16
 
 // buckets returns the table size for n hashes at width f: for an explicit
 // layout, the size for its load; for a budget, the largest table of f-bit
