@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	pbloom "github.com/cockroachdb/pebble/v2/bloom"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/filters"
@@ -31,7 +33,10 @@ type buildPoint struct {
 }
 
 // buildResult is the build experiment.
-type buildResult struct{ Points []buildPoint }
+type buildResult struct {
+	Points []buildPoint
+	BySize []sizePoint // FilterPolicy(B) against bloom(B), paired, by table size
+}
 
 // Get returns the point for (kind, key length).
 func (r *buildResult) get(kind string, keyLen int) (buildPoint, bool) {
@@ -146,6 +151,7 @@ func measureBuild(c Config, pr *progress.Printer) (*buildResult, error) {
 		}
 		r.Points = append(r.Points, best...)
 	}
+	r.BySize = measureBuildSizes(c, pr)
 	return r, nil
 }
 
@@ -206,6 +212,7 @@ func (r *report) writeBuild(w *markdown.Doc) {
 			f1(p.AllocPerKey) + " / " + f1(p.WarmAlloc), f1(p.TempPerKey), f2(p.OutBitsPerKey)})
 	}
 	w.Table([]string{"filter", "key bytes", "keys", "keys/s", "ns/key", "throughput ratio", "cold ns/key (ratio)", "alloc B/key (most / least)", "temp B/key", "output bits/key"}, rows)
+	r.writeBuildSizes(w)
 	if r.Lookup != nil && len(r.Lookup.Builds) > 0 {
 		w.WriteString("Builds of the lookup section's filters, one run each, key generation included " +
 			"(the beyond-cache ones show how build cost grows with the table):\n\n")
@@ -246,4 +253,90 @@ func (r *report) buildVerdicts() []string {
 			keys.ShortLen, kindHighLoadBuild, c.KeysPerSec/1e6, c.KeysPerSec/bl.KeysPerSec, bl.ColdNsPerKey/c.ColdNsPerKey))
 	}
 	return v
+}
+
+// sizePoint is FilterPolicy(B)'s build throughput against bloom(B)'s at one
+// table size: the median, lowest and highest of the rounds' ratios.
+type sizePoint struct {
+	Bits, Keys              int
+	Median, Lowest, Highest float64 // bloom's time over cuckoo's: above 1, cuckoo builds faster
+	Rounds                  int
+}
+
+// buildSizes are the table sizes of the paired build: sstables' filters
+// (1k to 64k keys, a 2 MiB table of 256-byte values holds about 8k) beside
+// a large one.
+var buildSizes = []int{1_000, 8_000, 64_000, 1_000_000}
+
+// measureBuildSizes times FilterPolicy(B) and bloom.FilterPolicy(B) builds of
+// 16-byte keys at each of buildSizes, paired: in each round the two build
+// the same keys back to back, in an order that alternates from round to
+// round, each timed over enough builds to take about 20 ms, and the round's
+// ratio is bloom's time over cuckoo's. Noise from other work on the machine
+// lands on both of a pair, and the median over rounds discards the rest.
+func measureBuildSizes(c Config, pr *progress.Printer) []sizePoint {
+	rounds := 21
+	if c.Smoke {
+		rounds = 3
+	}
+	var out []sizePoint
+	var dst []byte
+	build := func(p pebble.FilterPolicy, ks *keys.Set, reps int) time.Duration {
+		start := time.Now()
+		for range reps {
+			w := p.NewWriter(pebble.TableFilter)
+			ks.Each(w.AddKey)
+			dst = w.Finish(dst[:0])
+		}
+		return time.Since(start)
+	}
+	for _, n := range buildSizes {
+		if c.Smoke {
+			n = min(n, 8_000)
+		}
+		ks := keys.Gen{Seed: c.Seed*1000 + 37, Width: keys.ShortLen}.Set(0, n)
+		reps := max(1, 2_000_000/n) // about 20 ms of cuckoo builds
+		for _, b := range []int{10, 16} {
+			var cu, bl pebble.FilterPolicy = cuckoopolicy.FilterPolicy(b), pbloom.FilterPolicy(b)
+			build(cu, ks, 1) // warm the pools and the buffer
+			build(bl, ks, 1)
+			ratios := make([]float64, 0, rounds)
+			for r := range rounds {
+				pr.Stage("paired build %d/%d: B=%d, %d keys", r+1, rounds, b, n)
+				var tc, tb time.Duration
+				if r%2 == 0 {
+					tc, tb = build(cu, ks, reps), build(bl, ks, reps)
+				} else {
+					tb, tc = build(bl, ks, reps), build(cu, ks, reps)
+				}
+				ratios = append(ratios, float64(tb)/float64(tc))
+			}
+			slices.Sort(ratios)
+			out = append(out, sizePoint{Bits: b, Keys: n, Median: ratios[len(ratios)/2],
+				Lowest: ratios[0], Highest: ratios[len(ratios)-1], Rounds: rounds})
+			if c.Smoke && n >= 8_000 {
+				break
+			}
+		}
+		if c.Smoke && n >= 8_000 {
+			break
+		}
+	}
+	return out
+}
+
+// writeBuildSizes writes the paired builds by table size.
+func (r *report) writeBuildSizes(w *markdown.Doc) {
+	if len(r.Build.BySize) == 0 {
+		return
+	}
+	w.WriteString(fmt.Sprintf("Build throughput by table size, FilterPolicy(B) against bloom.FilterPolicy(B), 16-byte keys, paired: "+
+		"in each of %d rounds the two build the same keys back to back (the order alternating), each timed over about 20 ms of builds; "+
+		"the ratio is bloom's time over cuckoo's (above 1: cuckoo builds faster), the median of the rounds with the lowest and highest beside it.\n\n",
+		r.Build.BySize[0].Rounds))
+	var rows [][]string
+	for _, p := range r.Build.BySize {
+		rows = append(rows, []string{fmt.Sprint(p.Bits), fmt.Sprint(p.Keys), f2(p.Median), f2(p.Lowest) + " to " + f2(p.Highest)})
+	}
+	w.Table([]string{"B", "keys", "throughput ratio (median)", "lowest to highest"}, rows)
 }

@@ -48,7 +48,15 @@ func TestReportTiny(t *testing.T) {
 	checkFPRShapes(t, c, r.FPR)
 	checkBuilds(t, r.Build)
 	checkReadAmp(t, c, r.ReadAmp)
-	for _, want := range []string{"By filter size, at B=10", "By key shape", "A smoke test"} {
+	if len(r.Build.BySize) == 0 {
+		t.Error("no paired builds by table size")
+	}
+	for _, p := range r.Build.BySize {
+		if !(p.Lowest > 0 && p.Lowest <= p.Median && p.Median <= p.Highest) || p.Rounds == 0 {
+			t.Errorf("paired build %+v", p)
+		}
+	}
+	for _, want := range []string{"By filter size, at B=10", "By key shape", "A smoke test", "Build throughput by table size"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("REPORT.md lacks %q", want)
 		}
