@@ -74,12 +74,12 @@ func ExampleParseFilterPolicy() {
 			fmt.Println(err)
 			continue
 		}
-		fmt.Printf("%s: %T\n", p.Name(), p)
+		fmt.Printf("%s: no filter %v, this package's %v\n", p.Name(), p == pebble.NoFilterPolicy, p.Name() == cuckoopolicy.PolicyName)
 	}
 	// Output:
-	// pebble_cuckoo.v1: cuckoopolicy.FilterPolicy
-	// rocksdb.BuiltinBloomFilter: bloom.FilterPolicy
-	// none: base.noFilter
+	// pebble_cuckoo.v1: no filter false, this package's true
+	// rocksdb.BuiltinBloomFilter: no filter false, this package's false
+	// none: no filter true, this package's false
 	// cuckoopolicy: unknown filter policy "other"
 }
 
