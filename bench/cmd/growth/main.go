@@ -33,13 +33,14 @@ func main() {
 	doublings := flag.Int("doublings", 0, "doublings after the start (default 4, 16x; -quick 2)")
 	absent := flag.Int("absent", 0, "absent Gets per database per checkpoint (default 30,000; -quick 5,000)")
 	value := flag.Int("value", 0, "value bytes (default 64)")
+	steps := flag.Int("steps", 0, "writes per doubling, each followed by compactions and a live refit (default 1: a burst)")
 	seed := flag.Uint64("seed", 1, "seed of the key stream")
 	dir := flag.String("dir", "", "directory for the databases (default: the system's temporary directory)")
 	out := flag.String("out", "", "also write the report to this file")
 	flag.Parse()
 
 	cfg := growth.Config{Keys: *keys, Doublings: *doublings, Absent: *absent, ValueSize: *value,
-		Seed: *seed, Dir: *dir, Progress: os.Stderr}
+		Seed: *seed, Dir: *dir, Steps: *steps, Progress: os.Stderr}
 	if *quick {
 		cfg.Keys = or(cfg.Keys, 20_000)
 		cfg.Doublings = or(cfg.Doublings, 2)

@@ -4,7 +4,9 @@
 // times its keys, with a checkpoint at every doubling. The policies:
 //
 //   - live: a cuckoopolicy.LivePlan with a fixed ceiling B (Get lookups, no
-//     L6 filter), refitting itself as the database grows;
+//     L6 filter), started on the start database (its levels write
+//     FilterPolicy(10) until the first fit, as for a service adopting it),
+//     refitting itself as the database grows;
 //   - start plan: cuckoopolicy.FitPlan's plan at B, made once on the start
 //     database and kept;
 //   - bloom(10): bloom.FilterPolicy(10) on every level;
@@ -15,8 +17,9 @@
 // bytes an absent Get loads. At each checkpoint every database is flushed and
 // its compactions left to settle, and the report gives each policy's L0-L5
 // filter bytes (beside B, and beside B scaled by the keys' growth) and the
-// false-positive data-block reads of absent Gets, counted in Pebble. At the
-// end every key written is read back from every database.
+// false-positive data-block reads of absent Gets, counted in Pebble, beside
+// the model's for a plan FitPlan makes fresh at B on the live database. At
+// the end every key written is read back from every database.
 //
 // The databases are real, on disk under Config.Dir, with automatic
 // compactions; their shapes differ a little from one policy to another (a
@@ -72,6 +75,11 @@ type Config struct {
 	// RefitInterval is the live plan's least time between refits (default
 	// 1s); the scenario also refits it at every checkpoint.
 	RefitInterval time.Duration
+	// Steps splits each doubling into this many writes (default 1), each
+	// followed by a wait for compactions (without a flush) and a live plan
+	// refit: growth slow beside the refits, as in a service, where the
+	// default is a burst with a few refits per doubling.
+	Steps int
 	// Settle is the longest wait for compactions at a checkpoint (default
 	// 2 minutes); a checkpoint measured before they settled says so.
 	Settle time.Duration
@@ -92,6 +100,7 @@ func (c Config) withDefaults() Config {
 	def(&c.ValueSize, 64)
 	c.ValueSize = max(c.ValueSize, 8)
 	def(&c.Absent, 30_000)
+	def(&c.Steps, 1)
 	if c.MemTableSize == 0 {
 		c.MemTableSize = 4 << 20
 	}
@@ -209,15 +218,39 @@ func (s *scenario) start(ctx context.Context) error {
 		if err := s.fill(ctx, st, 0, n); err != nil {
 			return err
 		}
+		if st.live != nil {
+			// A service adopting a live plan on the start database: its
+			// levels wrote FilterPolicy(10) until now, and the first fit
+			// is the start checkpoint's.
+			if err := st.live.Start(st.db); err != nil {
+				return fmt.Errorf("growth: live plan start: %w", err)
+			}
+		}
 	}
 	return nil
 }
 
-// grow writes keys [lo, hi) into every database.
+// grow writes keys [lo, hi) into every database, in Config.Steps steps.
 func (s *scenario) grow(ctx context.Context, lo, hi int) error {
 	for p, st := range s.stores {
 		s.pr.Stage("grow to %d keys: %s", hi, policyNames[p])
-		if err := s.fill(ctx, st, lo, hi); err != nil {
+		from := lo
+		for i := 1; i < s.cfg.Steps; i++ {
+			to := lo + (hi-lo)*i/s.cfg.Steps
+			if err := st.write(ctx, s.stream, from, to); err != nil {
+				return err
+			}
+			if _, err := st.idle(ctx, s.cfg.Settle); err != nil {
+				return err
+			}
+			if st.live != nil {
+				if err := st.live.Refit(); err != nil {
+					return fmt.Errorf("growth: live plan refit: %w", err)
+				}
+			}
+			from = to
+		}
+		if err := s.fill(ctx, st, from, hi); err != nil {
 			return err
 		}
 	}
@@ -271,6 +304,11 @@ func (s *scenario) checkpoint(ctx context.Context, growth int) error {
 		Plan: fresh.Plan.String(), ModelBytes: fresh.Bytes, ModelFalsePositives: fresh.FalsePositives,
 		KeptModelBytes: fresh.Current.Bytes, KeptModelFalsePositives: fresh.Current.FalsePositives,
 	}
+	freshLive, err := cuckoopolicy.FitPlan(s.stores[live].db, cuckoopolicy.PlanConfig{MaxFilterBytes: s.r.Budget})
+	if err != nil {
+		return fmt.Errorf("growth: fresh plan on the live database: %w", err)
+	}
+	cp.FreshLive = FreshLive{Plan: freshLive.Plan.String(), ModelBytes: freshLive.Bytes, ModelFalsePositives: freshLive.FalsePositives}
 	s.r.Checkpoints = append(s.r.Checkpoints, cp)
 	return nil
 }

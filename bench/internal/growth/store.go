@@ -71,11 +71,6 @@ func (s *scenario) open(p int, setup func(*store)) (*store, error) {
 	}
 	st.db = db
 	s.stores[p] = st
-	if st.live != nil {
-		if err := st.live.Start(db); err != nil {
-			return nil, fmt.Errorf("growth: live plan start: %w", err)
-		}
-	}
 	return st, nil
 }
 
@@ -122,6 +117,12 @@ func (st *store) settle(ctx context.Context, limit time.Duration) (bool, error) 
 	if err := st.db.Flush(); err != nil {
 		return false, fmt.Errorf("growth: flush %s: %w", policyNames[st.policy], err)
 	}
+	return st.idle(ctx, limit)
+}
+
+// idle waits, at most limit, until no flush or compaction runs and none is
+// due, and reports whether that came.
+func (st *store) idle(ctx context.Context, limit time.Duration) (bool, error) {
 	deadline := time.Now().Add(limit)
 	quiet := 0
 	for time.Now().Before(deadline) {
