@@ -199,7 +199,7 @@ func TestConcurrentMayContain(t *testing.T) {
 }
 
 // TestTrailerLayout pins the trailer's byte positions and both versions'
-// checks, as the package doc states them, independently of the golden files.
+// checks, as FORMAT.md states them, independently of the golden files.
 func TestTrailerLayout(t *testing.T) {
 	tl := trailer{buckets: 0x0102030405060708, seed: 0x1112131415161718, keys: 0x21222324, f: 13, flags: flagSemiSort, version: formatVersion}
 	b := make([]byte, trailerLen)
@@ -217,7 +217,7 @@ func TestTrailerLayout(t *testing.T) {
 	if got := uint32(x>>32) ^ uint32(x); got != 0x5bd1e995 {
 		t.Fatalf("version 2 trailer folds to %#x", got)
 	}
-	// Version 1: the rotated fold of the package doc.
+	// Version 1: the rotated fold of FORMAT.md.
 	tl.version = formatV1
 	tl.put(b)
 	if b[27] != 1 {

@@ -10,7 +10,7 @@ import (
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/static"
 )
 
-// The trailer that ends every filter block (see the package doc).
+// The trailer that ends every filter block (see FORMAT.md).
 const (
 	trailerLen = 32
 	// formatVersion is what the writer writes. Readers also accept

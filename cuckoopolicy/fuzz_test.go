@@ -48,7 +48,7 @@ func addGoldenSeeds(f *testing.F, add func(block []byte)) {
 
 // FuzzMayContain: any bytes, any key. MayContain never panics, answers true
 // on a block Inspect rejects, and on a block it accepts answers as the
-// package doc's format says (specMayContain, an independent bit-level
+// format FORMAT.md describes says (specMayContain, an independent bit-level
 // reader), except where the doc leaves the answer unspecified: a semi-sorted
 // bucket with a code the format never writes.
 func FuzzMayContain(f *testing.F) {

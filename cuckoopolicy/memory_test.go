@@ -9,7 +9,7 @@ import (
 )
 
 // TestWriterMemory: AddKey through Finish allocates no more, besides the
-// block it returns, than the package doc's memory model gives for the table
+// block it returns, than FORMAT.md's memory model gives for the table
 // it built (writerBound), even with cold pools.
 func TestWriterMemory(t *testing.T) {
 	if raceEnabled {
@@ -48,7 +48,7 @@ func TestWriterMemory(t *testing.T) {
 	}
 }
 
-// writerBound is the package doc's model of the writer's temporary memory
+// writerBound is FORMAT.md's model of the writer's temporary memory
 // for n distinct keys in the table info describes, as an upper bound: the
 // hashes in chunks of 1024 (and the slice of chunk pointers, grown by
 // append); the scratch table, 16 bytes a bucket up to 16-bit fingerprints

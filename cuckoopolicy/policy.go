@@ -43,11 +43,11 @@ const (
 // block takes the bytes bloom.FilterPolicy of the same budget would take on
 // it (never more, from 9 bits a key up), in semi-sorted buckets of the
 // fingerprint width that gives the fewest false positives in those bytes at
-// a load the builder always reaches (see the package doc for the rule and
-// its false-positive rates). A budget below MinBitsPerKey or above MaxBitsPerKey
-// is clamped to that range: FilterPolicy(0) and negative budgets write
-// filters of 4 bits per key (about 34% false positives); for no filter, use
-// pebble.NoFilterPolicy.
+// a load the builder always reaches (see FORMAT.md for the rule and its
+// false-positive rates). A budget below MinBitsPerKey or above
+// MaxBitsPerKey is clamped to that range: FilterPolicy(0) and negative
+// budgets write filters of 4 bits per key (about 34% false positives); for
+// no filter, use pebble.NoFilterPolicy.
 //
 // Every FilterPolicy, whatever its budget, reads every block this package
 // writes.

@@ -90,8 +90,8 @@ func TestEveryBudget(t *testing.T) {
 	}
 }
 
-// TestFPRAgainstBloom checks the package doc's false-positive claims against
-// Pebble's bloom filter on the same keys. The margins are a few standard
+// TestFPRAgainstBloom checks the false-positive claims of the package doc
+// and FORMAT.md against Pebble's bloom filter on the same keys. The margins are a few standard
 // deviations of the ratio at the default sizes, so the default run uses a
 // fixed seed; PEBBLE_CUCKOO_LONG=1 draws a fresh one, at sizes where the margins are
 // ten standard deviations or more.

@@ -25,7 +25,7 @@ var specTuples = func() (t [][4]uint64) {
 	return t
 }()
 
-// specMayContain reads a valid block exactly as the package doc describes
+// specMayContain reads a valid block exactly as FORMAT.md describes
 // the format, bit by bit, without the package's code paths. specified is
 // false when one of the key's buckets holds a semi-sort code the format never
 // writes, for which the doc leaves the answer unspecified.
@@ -91,7 +91,7 @@ func specMayContain(block, key []byte) (may, specified bool) {
 	return may, specified
 }
 
-// TestFormatMatchesSpec: the package doc's description of the format
+// TestFormatMatchesSpec: FORMAT.md's description of the format
 // answers exactly as MayContain does, for present and absent keys, in every
 // layout.
 func TestFormatMatchesSpec(t *testing.T) {
