@@ -377,14 +377,6 @@ func (lp *LivePlan) target(s shape, m model) uint64 {
 	return c - uint64(excess)
 }
 
-// livePolicy is the policy a live level writes with c, for the model.
-func (c config) livePolicy() pebble.FilterPolicy {
-	if c.unfiltered {
-		return unfilteredPolicy{}
-	}
-	return c.policy()
-}
-
 // growthRefit: bytes written of a growthRefit-th of the database's tables
 // since the last fit ask for a refit without waiting for the interval.
 const growthRefit = 10
