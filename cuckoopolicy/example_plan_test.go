@@ -106,3 +106,53 @@ func ExampleMismatches() {
 	// Output:
 	// L0: 3 tables, 100% of the level's entries, carry pebble_cuckoo.v1 filters; the options write rocksdb.BuiltinBloomFilter; read meanwhile: true
 }
+
+// Progressive, the preset plan for the usual LSM shape (more bits on the
+// small upper levels, fewer on L6), set on the options with ApplyPlan: each
+// level writes its own policy, and the options read bloom blocks and this
+// package's blocks of every budget.
+func ExampleProgressive() {
+	p := cuckoopolicy.Progressive()
+	fmt.Println(p)
+
+	opts := &pebble.Options{}
+	cuckoopolicy.ApplyPlan(opts, p)
+	fmt.Println("reads bloom and cuckoo blocks:", opts.Filters[bloom.FilterPolicy(10).Name()] != nil,
+		opts.Filters[cuckoopolicy.PolicyName] != nil)
+	// Output:
+	// L0-L4 cuckoo(16) L5 cuckoo(13) L6 cuckoo{f=8 semi load=0.97}
+	// reads bloom and cuckoo blocks: true true
+}
+
+// ApplyPlan sets a policy per level, here cuckoo filters on L0-L5 and none
+// on L6, the levels db.Get reads; a nil entry is no filter, not a copy of
+// the level above, as a nil level policy is in Pebble.
+func ExampleApplyPlan() {
+	c := cuckoopolicy.FilterPolicy(10)
+	opts := &pebble.Options{}
+	cuckoopolicy.ApplyPlan(opts, cuckoopolicy.Plan{c, c, c, c, c, c, nil})
+	for _, l := range []int{0, 5, 6} {
+		fmt.Printf("L%d: %v\n", l, cuckoopolicy.Plan{opts.Levels[l].FilterPolicy})
+	}
+	// Output:
+	// L0: L0 cuckoo(10) L1-L6 none
+	// L5: L0 cuckoo(10) L1-L6 none
+	// L6: L0-L6 none
+}
+
+// PlanFor, the one-shot plan: the fewest expected false positives of an
+// absent Get within a ceiling on the filter bytes the lookups load.
+func ExamplePlanFor() {
+	opts := &pebble.Options{DisableAutomaticCompactions: true}
+	cuckoopolicy.Apply(opts, cuckoopolicy.FilterPolicy(10))
+	db := fill(opts, 8_000)
+	defer db.Close()
+
+	p, err := cuckoopolicy.PlanFor(db, 16<<10, false)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("L0 filtered:", p[0] != nil, "L6 filtered:", p[6] != nil)
+	// Output:
+	// L0 filtered: true L6 filtered: false
+}
