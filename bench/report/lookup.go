@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	pbloom "github.com/cockroachdb/pebble/v2/bloom"
 	"gonum.org/v1/plot/plotter"
 
@@ -58,6 +59,8 @@ type lookupResult struct {
 	FalseNegatives []string
 	// Builds times the building of each filter above (one run each).
 	Builds []buildPoint
+	// BySize is FilterPolicy(B) against bloom(B), paired, by table size.
+	BySize []lookupSizePoint
 }
 
 // Get returns the point for (size, kind, p).
@@ -146,7 +149,9 @@ func measureLookup(c Config, pr *progress.Printer) (*lookupResult, error) {
 		}
 		runtime.GC()
 	}
-	return r, nil
+	var err error
+	r.BySize, err = measureLookupSizes(c, pr)
+	return r, err
 }
 
 // lookupTargets judges lookup time: cuckoo FilterPolicy no slower than
@@ -199,6 +204,7 @@ func (r *report) writeLookup(w *markdown.Doc) {
 	for _, size := range lookupSizes {
 		writeLookupSize(w, l, size)
 	}
+	r.writeLookupSizes(w)
 }
 
 // lookupKinds are the filters of the lookup tables, in column order.
@@ -306,4 +312,98 @@ func lookupVerdict(l *lookupResult, size, kind string) (string, bool) {
 		s += fmt.Sprintf(" (slower at p = %s)", strings.Join(slower, ", "))
 	}
 	return s + ".", true
+}
+
+// lookupSizePoint is FilterPolicy(B)'s MayContain throughput against
+// bloom(B)'s on tables of one size at one share of present keys: the median,
+// lowest and highest of the rounds' ratios.
+type lookupSizePoint struct {
+	Bits, Keys              int
+	P                       float64 // share of queries for present keys
+	Median, Lowest, Highest float64 // bloom's time over cuckoo's: above 1, cuckoo answers faster
+	Rounds                  int
+}
+
+// pairedLookupSizes are the table sizes of the paired lookups: sstables' filters,
+// in cache.
+var pairedLookupSizes = []int{8_000, 64_000}
+
+// measureLookupSizes times MayContain of FilterPolicy(B) and
+// bloom.FilterPolicy(B), through the pebble.FilterPolicy interface as Pebble
+// calls it, over blocks built from the same 16-byte keys, at each of
+// pairedLookupSizes, B = 10 and 16, with no present keys and with half:
+// in each round the two answer the same 200,000 queries back to back, in an
+// order that alternates, and the round's ratio is bloom's time over
+// cuckoo's.
+func measureLookupSizes(c Config, pr *progress.Printer) ([]lookupSizePoint, error) {
+	rounds, nq := 21, 200_000
+	if c.Smoke {
+		rounds, nq = 3, 20_000
+	}
+	var out []lookupSizePoint
+	for si, n := range pairedLookupSizes {
+		members := keys.Gen{Seed: c.Seed*1000 + 41 + uint64(si), Width: keys.ShortLen}
+		absent := keys.Gen{Seed: c.Seed*1000 + 51 + uint64(si), Width: keys.ShortLen}
+		ks := members.First(n)
+		for _, b := range []int{10, 16} {
+			var cu, bl pebble.FilterPolicy = cuckoopolicy.FilterPolicy(b), pbloom.FilterPolicy(b)
+			blocks := [2][]byte{}
+			for i, p := range []pebble.FilterPolicy{cu, bl} {
+				w := p.NewWriter(pebble.TableFilter)
+				ks.Each(w.AddKey)
+				blocks[i] = w.Finish(nil)
+			}
+			for _, share := range []float64{0, 0.5} {
+				q, pos := keys.Mixed(members, n, absent, nq, share, c.Seed+uint64(b)*7+uint64(share*1000))
+				run := func(p pebble.FilterPolicy, block []byte) (time.Duration, int) {
+					hits := 0
+					start := time.Now()
+					for i := range q.Len() {
+						if p.MayContain(pebble.TableFilter, block, q.At(i)) {
+							hits++
+						}
+					}
+					return time.Since(start), hits
+				}
+				ratios := make([]float64, 0, rounds)
+				for r := range rounds {
+					pr.Stage("paired lookup %d/%d: B=%d, %d keys, %.0f%% present", r+1, rounds, b, n, 100*share)
+					var tc, tb time.Duration
+					var hc, hb int
+					if r%2 == 0 {
+						tc, hc = run(cu, blocks[0])
+						tb, hb = run(bl, blocks[1])
+					} else {
+						tb, hb = run(bl, blocks[1])
+						tc, hc = run(cu, blocks[0])
+					}
+					if hc < pos || hb < pos {
+						return nil, fmt.Errorf("paired lookup B=%d, %d keys: %d and %d hits for %d present queries", b, n, hc, hb, pos)
+					}
+					ratios = append(ratios, float64(tb)/float64(tc))
+				}
+				slices.Sort(ratios)
+				out = append(out, lookupSizePoint{Bits: b, Keys: n, P: share, Median: ratios[len(ratios)/2],
+					Lowest: ratios[0], Highest: ratios[len(ratios)-1], Rounds: rounds})
+			}
+		}
+	}
+	return out, nil
+}
+
+// writeLookupSizes writes the paired lookups by table size.
+func (r *report) writeLookupSizes(w *markdown.Doc) {
+	if len(r.Lookup.BySize) == 0 {
+		return
+	}
+	w.WriteString(fmt.Sprintf("MayContain throughput by table size, FilterPolicy(B) against bloom.FilterPolicy(B), through the "+
+		"pebble.FilterPolicy interface as Pebble calls it, 16-byte keys, paired: in each of %d rounds the two answer the same "+
+		"queries back to back (the order alternating); the ratio is bloom's time over cuckoo's (above 1: cuckoo answers faster), "+
+		"the median of the rounds with the lowest and highest beside it.\n\n", r.Lookup.BySize[0].Rounds))
+	var rows [][]string
+	for _, p := range r.Lookup.BySize {
+		rows = append(rows, []string{fmt.Sprint(p.Bits), fmt.Sprint(p.Keys), fmt.Sprintf("%.0f%%", 100*p.P),
+			f2(p.Median), f2(p.Lowest) + " to " + f2(p.Highest)})
+	}
+	w.Table([]string{"B", "keys", "present", "throughput ratio (median)", "lowest to highest"}, rows)
 }

@@ -56,7 +56,17 @@ func TestReportTiny(t *testing.T) {
 			t.Errorf("paired build %+v", p)
 		}
 	}
-	for _, want := range []string{"By filter size, at B=10", "By key shape", "A smoke test", "Build throughput by table size"} {
+	if r.Lookup == nil || len(r.Lookup.BySize) == 0 {
+		t.Error("no paired lookups by table size")
+	} else {
+		for _, p := range r.Lookup.BySize {
+			if !(p.Lowest > 0 && p.Lowest <= p.Median && p.Median <= p.Highest) || p.Rounds == 0 {
+				t.Errorf("paired lookup %+v", p)
+			}
+		}
+	}
+	for _, want := range []string{"By filter size, at B=10", "By key shape", "A smoke test", "Build throughput by table size",
+		"MayContain throughput by table size"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("REPORT.md lacks %q", want)
 		}
