@@ -15,7 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
-	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
+	"github.com/pebble-cuckoo/pebble-cuckoo/internal/pebbletest"
 )
 
 // crdbOptions are dbOptions with CockroachDB's key encoding: Comparer.Split

@@ -10,7 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/metamorphic"
 
-	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
+	"github.com/pebble-cuckoo/pebble-cuckoo/internal/pebbletest"
 )
 
 // TestMetamorphic runs Pebble's own metamorphic test in-process: for each

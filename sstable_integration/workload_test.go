@@ -10,7 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
-	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
+	"github.com/pebble-cuckoo/pebble-cuckoo/internal/pebbletest"
 )
 
 // The random workload's key spaces: "k" keys take every kind of write, "s"

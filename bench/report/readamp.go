@@ -19,7 +19,7 @@ import (
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/progress"
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/sstblock"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
-	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
+	"github.com/pebble-cuckoo/pebble-cuckoo/internal/pebbletest"
 )
 
 // blockCounts sums what a CountingFS read since its last Reset by block

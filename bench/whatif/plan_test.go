@@ -15,7 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/bloom"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
-	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
+	"github.com/pebble-cuckoo/pebble-cuckoo/internal/pebbletest"
 )
 
 // filterBytes returns the bytes of the filter blocks on levels L0 to last

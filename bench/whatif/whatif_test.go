@@ -21,7 +21,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
-	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
+	"github.com/pebble-cuckoo/pebble-cuckoo/internal/pebbletest"
 )
 
 // dbOptions are the options of the test databases: bloom(10) filters on all

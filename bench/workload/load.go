@@ -10,7 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/pebble-cuckoo/pebble-cuckoo/sstable_integration/pebbletest"
+	"github.com/pebble-cuckoo/pebble-cuckoo/internal/pebbletest"
 )
 
 // bytesWritten is the sstable bytes db's flushes and compactions have

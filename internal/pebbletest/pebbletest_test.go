@@ -2,7 +2,9 @@ package pebbletest
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -196,5 +198,30 @@ func TestSettled(t *testing.T) {
 	<-done
 	if err == nil || !strings.Contains(err.Error(), "still changing") {
 		t.Errorf("settle on a directory that keeps changing: %v", err)
+	}
+}
+
+// TestNoTestingInCommands checks that no command under bench/cmd links
+// package testing, which this package, shared with the tests, would bring
+// in if it imported it.
+func TestNoTestingInCommands(t *testing.T) {
+	goCmd, err := exec.LookPath("go") // go test puts its own first in PATH
+	if err != nil {
+		t.Fatalf("no go command: %v", err)
+	}
+	out, err := exec.Command(goCmd, "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}",
+		"github.com/pebble-cuckoo/pebble-cuckoo/bench/cmd/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 5 {
+		t.Fatalf("go list found %d commands, want the 5 or more under bench/cmd", len(lines))
+	}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if slices.Contains(f[1:], "testing") {
+			t.Errorf("%s links package testing", f[0])
+		}
 	}
 }

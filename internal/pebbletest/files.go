@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"testing"
 	"time"
 )
 
@@ -114,8 +113,19 @@ func Changes(before, after map[string]FileState) []string {
 	return c
 }
 
+// TB is the part of testing.TB this package's helpers use, so that it does
+// not link the testing package into the benchmark commands.
+type TB interface {
+	Helper()
+	Name() string
+	Logf(format string, args ...any)
+	Error(args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
 // MustSnapshot is Snapshot for a test: it fails the test on an error.
-func MustSnapshot(t testing.TB, dir string) map[string]FileState {
+func MustSnapshot(t TB, dir string) map[string]FileState {
 	t.Helper()
 	s, err := Snapshot(dir)
 	if err != nil {
@@ -125,7 +135,7 @@ func MustSnapshot(t testing.TB, dir string) map[string]FileState {
 }
 
 // CheckUnchanged reports each of Changes(before, after) as a test error.
-func CheckUnchanged(t testing.TB, before, after map[string]FileState) {
+func CheckUnchanged(t TB, before, after map[string]FileState) {
 	t.Helper()
 	for _, c := range Changes(before, after) {
 		t.Error(c)

@@ -1,10 +1,10 @@
 package pebbletest
 
 import (
+	"flag"
 	"math/rand/v2"
 	"os"
 	"strconv"
-	"testing"
 	"time"
 )
 
@@ -22,17 +22,25 @@ func Scale(short, normal, long int) int {
 	switch {
 	case Long():
 		return long
-	case testing.Short():
+	case isShort():
 		return short
 	default:
 		return normal
 	}
 }
 
+// isShort is testing.Short, read from the go test flag -test.short, so that
+// this package does not link the testing package into the benchmark
+// commands: false outside a test binary.
+func isShort() bool {
+	f := flag.Lookup("test.short")
+	return f != nil && f.Value.String() == "true"
+}
+
 // Seed returns the seed of a randomized test: PEBBLE_CUCKOO_SEED if set,
 // else a fresh one from the clock. It logs the seed with the command line
 // that replays it, which go test prints when the test fails.
-func Seed(t testing.TB) uint64 {
+func Seed(t TB) uint64 {
 	t.Helper()
 	if s, ok := envSeed(t); ok {
 		return logSeed(t, s)
@@ -43,7 +51,7 @@ func Seed(t testing.TB) uint64 {
 // FixedSeed returns the seed of a statistical test, whose bounds a rare
 // draw may cross: fixed, so that the default run is the same every time,
 // unless PEBBLE_CUCKOO_SEED replays another or long runs draw a fresh one.
-func FixedSeed(t testing.TB, fixed uint64) uint64 {
+func FixedSeed(t TB, fixed uint64) uint64 {
 	t.Helper()
 	if s, ok := envSeed(t); ok {
 		return logSeed(t, s)
@@ -54,7 +62,7 @@ func FixedSeed(t testing.TB, fixed uint64) uint64 {
 	return logSeed(t, fixed)
 }
 
-func envSeed(t testing.TB) (uint64, bool) {
+func envSeed(t TB) (uint64, bool) {
 	t.Helper()
 	v := os.Getenv(SeedEnv)
 	if v == "" {
@@ -67,7 +75,7 @@ func envSeed(t testing.TB) (uint64, bool) {
 	return s, true
 }
 
-func logSeed(t testing.TB, s uint64) uint64 {
+func logSeed(t TB, s uint64) uint64 {
 	t.Helper()
 	t.Logf("seed %d (replay with %s=%d go test -run '^%s$')", s, SeedEnv, s, t.Name())
 	return s
