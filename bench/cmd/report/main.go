@@ -16,7 +16,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pebble-cuckoo/pebble-cuckoo/bench/report"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/report"
 )
 
 func main() {

@@ -40,7 +40,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pebble-cuckoo/pebble-cuckoo/bench/whatif"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/whatif"
 )
 
 func main() {
