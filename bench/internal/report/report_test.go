@@ -18,7 +18,7 @@ import (
 // the report keeps working.
 func TestReportTiny(t *testing.T) {
 	out := t.TempDir()
-	r, err := run(Tiny(), out, nil, "go test ./bench/report -run TestReportTiny")
+	r, err := run(Tiny(), out, nil, "go test ./bench/internal/report -run TestReportTiny")
 	if err != nil {
 		t.Fatal(err)
 	}
