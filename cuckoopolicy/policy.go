@@ -41,7 +41,8 @@ const (
 // FilterPolicy is a cuckoo-filter policy with a budget of bits per key: the
 // drop-in replacement for bloom.FilterPolicy of the same value. Each table's
 // block takes the bytes bloom.FilterPolicy of the same budget would take on
-// it (never more, from 9 bits a key up), in semi-sorted buckets of the
+// it (a little more on some tables of a few hundred keys or fewer, see
+// FORMAT.md), in semi-sorted buckets of the
 // fingerprint width that gives the fewest false positives in those bytes at
 // a load the builder always reaches (see FORMAT.md for the rule and its
 // false-positive rates). A budget below MinBitsPerKey or above
@@ -280,12 +281,35 @@ func (c config) fits(f, n int) (uint64, bool) {
 // blockBudget is the bytes a budget of bits per key gives a block of n
 // hashes: what bloom.FilterPolicy(c.bitsPerKey) spends on them, its
 // rounding up to an odd number of 64-byte lines included, which is never
-// less than c.bitsPerKey bits a key. So FilterPolicy(B) takes no more bytes
-// than bloom.FilterPolicy(B) on any table it fits (from 9 bits per key,
-// every table), and spends what bloom's rounding adds to small tables on a
+// less than c.bitsPerKey bits a key, or, where more, what the block of the
+// budget's own width takes at a load of at most maxLoad (minBlockBytes). So
+// FilterPolicy(B) takes no more bytes than bloom.FilterPolicy(B) except on
+// tables where bloom's lines leave too little for the block's fixed 40 bytes
+// (at B = 10, 67 sizes between 24 and 358 keys, at most 34 bytes more),
+// where it keeps the width of its budget rather than take a rate many times
+// bloom's, and it spends what bloom's rounding adds to small tables on a
 // wider fingerprint or a lower load.
 func (c config) blockBudget(n int) uint64 {
-	return uint64(bloomBlockBytes(c.bitsPerKey, uint64(n)))
+	return max(uint64(bloomBlockBytes(c.bitsPerKey, uint64(n))), c.minBlockBytes(n))
+}
+
+// minBlockBytes is the block of n hashes in fingerprints of the budget's
+// width (budgetWidth) at B bits a key, or at load maxLoad where those bits
+// are too few: the bytes the budget rule took before it followed bloom's.
+func (c config) minBlockBytes(n int) uint64 {
+	f := budgetWidth(c.bitsPerKey, c.semi)
+	bb := uint64(4 * f)
+	if c.semi {
+		bb -= 4
+	}
+	const overhead = 8*(cuckoohash.PadBytes+trailerLen) + 7
+	var m uint64
+	if total := uint64(c.bitsPerKey) * uint64(n); total > overhead {
+		m = (total - overhead) / bb
+	}
+	m = max(m, uint64(math.Ceil(float64(n)/(4*maxLoad))), 1)
+	tb, _ := cuckoohash.TableBytes(m, uint(f), c.semi)
+	return uint64(tb + trailerLen)
 }
 
 // writer is the FilterWriter: it collects the 64-bit hash of each key,
