@@ -30,14 +30,16 @@ const (
 type ioStats struct {
 	reads   [numKinds]atomic.Int64
 	bytes   [numKinds]atomic.Int64
+	waited  atomic.Int64                                       // ns the reads spent in the device delay
 	delay   atomic.Int64                                       // ns added to each sstable ReadAt; 0: none
 	layouts atomic.Pointer[map[string]map[int64]sstblock.Kind] // file base name -> block offset -> kind
 }
 
 // ioSnap is a snapshot of ioStats' counters.
 type ioSnap struct {
-	Reads [numKinds]int64
-	Bytes [numKinds]int64
+	Reads  [numKinds]int64
+	Bytes  [numKinds]int64
+	Waited int64 // ns in the device delay, all reads together
 }
 
 func (s *ioStats) snap() ioSnap {
@@ -46,6 +48,7 @@ func (s *ioStats) snap() ioSnap {
 		x.Reads[k] = s.reads[k].Load()
 		x.Bytes[k] = s.bytes[k].Load()
 	}
+	x.Waited = s.waited.Load()
 	return x
 }
 
@@ -54,6 +57,7 @@ func (x ioSnap) sub(y ioSnap) ioSnap {
 		x.Reads[k] -= y.Reads[k]
 		x.Bytes[k] -= y.Bytes[k]
 	}
+	x.Waited -= y.Waited
 	return x
 }
 
@@ -62,6 +66,7 @@ func (x *ioSnap) add(y ioSnap) {
 		x.Reads[k] += y.Reads[k]
 		x.Bytes[k] += y.Bytes[k]
 	}
+	x.Waited += y.Waited
 }
 
 func (s *ioStats) record(name string, off int64, n int) {
@@ -74,7 +79,9 @@ func (s *ioStats) record(name string, off int64, n int) {
 	s.reads[kind].Add(1)
 	s.bytes[kind].Add(int64(n))
 	if d := s.delay.Load(); d > 0 {
+		t0 := time.Now()
 		deviceWait(time.Duration(d))
+		s.waited.Add(int64(time.Since(t0)))
 	}
 }
 

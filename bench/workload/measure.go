@@ -26,19 +26,49 @@ var allPaths = []pathSpec{
 	{Name: "seek-absent-l6", Seek: true, L6: true},
 	{Name: "seek-present", Seek: true, Present: 1},
 	{Name: "seek-present-l6", Seek: true, L6: true, Present: 1},
+	{Name: "seek-mix-l6", Seek: true, L6: true, Present: 0.5},
 }
+
+// defaultPaths are the paths of the regimes that do not list their own:
+// every path but seek-mix-l6, which only the pressure regimes run.
+var defaultPaths = []string{"get-absent", "get-present", "get-mix", "seek-absent", "seek-absent-l6", "seek-present", "seek-present-l6"}
+
+// pressurePaths are the paths of the pressure regimes: the absent and the
+// present Get, and the absent and the 50/50 lookup through L6 filters
+// (SeekPrefixGE with UseL6Filters, the way a Has of a missing key can skip
+// L6's index and data blocks).
+var pressurePaths = []string{"get-absent", "seek-absent-l6", "get-present", "seek-mix-l6"}
 
 // regimeSpec is one cache and device regime.
 type regimeSpec struct {
 	Name string
 	Hot  bool // block cache larger than the database, warmed
 	Slow bool // the device delay on every sstable read
+	// Pressure is the block cache's share of the database's bytes without
+	// filter blocks (the same cache for every policy of a shape), shared by
+	// filter, index and data blocks with no headroom for filters; 0: the
+	// cache of cacheSize's other regimes.
+	Pressure float64
+	Paths    []string // the paths it runs (nil: defaultPaths)
+	Policies []string // the policies it times, beside the A/A twin (nil: Runner.timed's)
 }
 
+// The pressure regimes: a block cache of 1% and 4% of the database's bytes
+// for every block, and the slow device.
 var allRegimes = []regimeSpec{
 	{Name: "hot", Hot: true},
 	{Name: "pagecache"},
 	{Name: "slow", Slow: true},
+	{Name: "pressure1", Slow: true, Pressure: 0.01, Paths: pressurePaths, Policies: pressurePolicies},
+	{Name: "pressure4", Slow: true, Pressure: 0.04, Paths: pressurePaths, Policies: pressurePolicies},
+}
+
+// pathNames are the names of the paths g runs.
+func (g regimeSpec) pathNames() []string {
+	if g.Paths != nil {
+		return g.Paths
+	}
+	return defaultPaths
 }
 
 // cellKey names one measured cell.
@@ -53,10 +83,11 @@ type cellStats struct {
 	NsPerOp []float64 // wall time per operation, one per repetition
 	Hist    *hdrhistogram.Histogram
 	IO      ioSnap
-	Hits    int64 // filter said "absent": a data block avoided
-	Misses  int64 // filter said "may contain"
-	Lost    int64 // present keys not read back with their value
-	Phantom int64 // absent keys found
+	Cache   cacheCounts // block-cache lookups of the runs
+	Hits    int64       // filter said "absent": a data block avoided
+	Misses  int64       // filter said "may contain"
+	Lost    int64       // present keys not read back with their value
+	Phantom int64       // absent keys found
 }
 
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, 10_000_000_000, 2) }
@@ -65,10 +96,22 @@ func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, 10_000_000_0
 type runOut struct {
 	wall    time.Duration
 	io      ioSnap
+	cache   cacheCounts
 	hits    int64
 	misses  int64
 	lost    int64
 	phantom int64
+}
+
+// cacheCounts are block-cache lookups: db.Metrics().BlockCache, whose
+// cache is the database's own in every regime.
+type cacheCounts struct {
+	Hits, Misses int64
+}
+
+func (c *cacheCounts) add(x cacheCounts) {
+	c.Hits += x.Hits
+	c.Misses += x.Misses
 }
 
 // opKey gives operation j of a path: the key to read, whether it is present,
@@ -108,7 +151,8 @@ func (r *runner) opKey(s shapeSpec, p pathSpec, j int, dst []byte) (key []byte, 
 // nil: not recorded).
 func (r *runner) run(s shapeSpec, p pathSpec, d *dbInst, threads, base, ops int, hists []*hdrhistogram.Histogram) (runOut, error) {
 	var out runOut
-	f0 := d.db.Metrics().Filter
+	m0 := d.db.Metrics()
+	f0, c0 := m0.Filter, m0.BlockCache
 	io0 := d.st.snap()
 	var wg sync.WaitGroup
 	errs := make([]error, threads)
@@ -131,9 +175,11 @@ func (r *runner) run(s shapeSpec, p pathSpec, d *dbInst, threads, base, ops int,
 	if err := errors.Join(errs...); err != nil {
 		return out, err
 	}
-	f1 := d.db.Metrics().Filter
+	m1 := d.db.Metrics()
+	f1, c1 := m1.Filter, m1.BlockCache
 	out.io = d.st.snap().sub(io0)
 	out.hits, out.misses = f1.Hits-f0.Hits, f1.Misses-f0.Misses
+	out.cache = cacheCounts{Hits: c1.Hits - c0.Hits, Misses: c1.Misses - c0.Misses}
 	for t := range threads {
 		out.lost += lost[t]
 		out.phantom += phantom[t]

@@ -7,8 +7,9 @@ import (
 )
 
 // planNames are the filter plans in report order, bloom(10) first.
-var planNames = []string{planBase, planBloomNoL6, planBloomProg, planProgressive, planForGet,
-	planForNoL6Bytes, planBloomOnlyNoL6, planFor2x, planBloomOnly2x, planForL6, planBloomOnlyL6}
+var planNames = []string{planBase, planBloomNoL6, planBloomProg, planProgressive, planForGet, planBloomOnlyGet,
+	planForNoL6Bytes, planBloomOnlyNoL6, planFor2x, planBloomOnly2x, planForL6, planBloomOnlyL6,
+	planForL6NoL6Bytes, planBloomOnlyL6NoL6}
 
 // planPaths are the absent paths the filter plans are compared on.
 var planPaths = []string{"get-absent", "seek-absent", "seek-absent-l6"}
@@ -81,15 +82,18 @@ func (r *Result) writePlanTable(w func(string, ...any)) {
 // writePlanTimes writes the time ratios of the filter plans to bloom(10),
 // in every cell where a plan was timed.
 func (r *Result) writePlanTimes(w func(string, ...any)) {
-	w("\nTime per operation: plan/bloom(10), median of paired ratios [sign-test interval], where the plan was timed; bloom(10)'s µs per operation beside it:\n\n")
-	w("| shape | regime | path | threads | policy | bloom(10) µs | time |\n|---|---|---|---:|---|---:|---|\n")
+	w("\nTime per operation: plan/bloom(10), median of paired ratios [sign-test interval], where the plan was timed; bloom(10)'s µs per operation and the A/A twin's ratio (bloom(10)-twin/bloom(10), the noise floor of the cell) beside it; the pressure regimes' cells are in their own section:\n\n")
+	w("| shape | regime | path | threads | policy | bloom(10) µs | time | twin |\n|---|---|---|---:|---|---:|---|---|\n")
 	for _, k := range r.cellKeys() {
+		if isPressure(k.Regime) {
+			continue
+		}
 		for _, x := range planNames[1:] {
 			st := r.timeRatio(k, x, planBase)
 			if st.N == 0 {
 				continue
 			}
-			w("| %s | %s | %s | %d | %s | %.2f | %s |\n", k.Shape, k.Regime, k.Path, k.Threads, x, median(r.Cells[k][planBase].NsPerOp)/1e3, r.timeCell(k, x, planBase))
+			w("| %s | %s | %s | %d | %s | %.2f | %s | %s |\n", k.Shape, k.Regime, k.Path, k.Threads, x, median(r.Cells[k][planBase].NsPerOp)/1e3, r.timeCell(k, x, planBase), r.twinCell(k))
 		}
 	}
 }

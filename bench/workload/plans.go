@@ -25,7 +25,28 @@ const (
 	planBloomOnly2x   = "bloomonly-2x"        // its BloomOnly
 	planForL6         = "planfor-l6"          // PlanFor(db, bloom(10)'s filter bytes, true)
 	planBloomOnlyL6   = "bloomonly-l6"        // FitPlan's BloomOnly at bloom(10)'s filter bytes, UseL6
+
+	// Built only where a pressure regime runs.
+	planBloomOnlyGet    = "bloomonly-get"          // FitPlan's BloomOnly at bloom(10)'s filter bytes, Get
+	planForL6NoL6Bytes  = "planfor-l6-noL6bytes"   // PlanFor(db, bloom(10)-noL6's filter bytes, true)
+	planBloomOnlyL6NoL6 = "bloomonly-l6-noL6bytes" // its BloomOnly
 )
+
+// twinName is the A/A twin: bloom(10) built a second time into its own
+// database, identical to bloom(10)'s, and opened, warmed and timed like
+// any policy. Its time ratio to bloom(10) is what two identical databases
+// measure apart in the same run: the noise floor of every time ratio.
+const twinName = "bloom(10)-twin"
+
+// pressurePolicies are the policies the pressure regimes time (with the
+// twin): no filter, CockroachDB's configuration, bloom(10) everywhere,
+// Pebble master's progressive bloom recipe, cuckoo(10), Progressive(), and
+// FitPlan's plans at bloom(10)'s and bloom(10)-noL6's bytes, for Get and
+// for L6-filtered lookups, each beside the best bloom-only plan at the
+// same ceiling.
+var pressurePolicies = []string{"none", planBloomNoL6, planBase, planBloomProg, "cuckoo(10)", planProgressive,
+	planForGet, planBloomOnlyGet, planForNoL6Bytes, planBloomOnlyNoL6,
+	planForL6, planBloomOnlyL6, planForL6NoL6Bytes, planBloomOnlyL6NoL6}
 
 // planBase is the policy every filter plan is compared with.
 const planBase = "bloom(10)"
@@ -54,14 +75,25 @@ type planQuery struct {
 }
 
 // planQueries are the FitPlan calls of a shape whose bloom(10) database
-// holds all filter bytes, upper of them on L0-L5 (bloom(10)-noL6's).
-func planQueries(all, upper uint64) []planQuery {
-	return []planQuery{
-		{planForGet, "", all, false},
+// holds all filter bytes, upper of them on L0-L5 (bloom(10)-noL6's); with
+// pressure, also the bloom-only plan at bloom(10)'s bytes for Get and the
+// plans for L6-filtered lookups at bloom(10)-noL6's bytes, which only the
+// pressure regimes time.
+func planQueries(all, upper uint64, pressure bool) []planQuery {
+	getOnly := ""
+	if pressure {
+		getOnly = planBloomOnlyGet
+	}
+	q := []planQuery{
+		{planForGet, getOnly, all, false},
 		{planForNoL6Bytes, planBloomOnlyNoL6, upper, false},
 		{planFor2x, planBloomOnly2x, 2 * upper, false},
 		{planForL6, planBloomOnlyL6, all, true},
 	}
+	if pressure {
+		q = append(q, planQuery{planForL6NoL6Bytes, planBloomOnlyL6NoL6, upper, true})
+	}
+	return q
 }
 
 // fixedPlans are the filter plans that do not depend on the LSM.
@@ -102,7 +134,7 @@ func (r *runner) planFors(s shapeSpec, dbs []*dbInst) ([]policyCfg, error) {
 		out = append(out, policyCfg{Name: name, Family: famPlan, Plan: &p})
 		r.res.Plans = append(r.res.Plans, planRow{Shape: s.Name, Name: name, Plan: p, Budget: q.bytes, UseL6: q.useL6, Model: e})
 	}
-	for _, q := range planQueries(all, upper) {
+	for _, q := range planQueries(all, upper, r.runsPressureOn(s)) {
 		rep, err := cuckoopolicy.FitPlan(db, cuckoopolicy.PlanConfig{MaxFilterBytes: q.bytes, UseL6: q.useL6})
 		if err != nil {
 			db.Close()
@@ -132,7 +164,11 @@ func (r *runner) countsPath(d *dbInst, p pathSpec) bool {
 	return r.cfg.TimeAll || d.cfg.Family != famPlan || p.Present == 0
 }
 
-// timesPlan says whether a filter plan is timed in shape s and regime g.
+// timesPlan says whether a filter plan is timed in shape s and regime g
+// (not a pressure regime, which lists its policies).
 func (r *runner) timesPlan(c policyCfg, s shapeSpec, g regimeSpec) bool {
+	if c.Name == planForL6NoL6Bytes || c.Name == planBloomOnlyL6NoL6 || c.Name == planBloomOnlyGet {
+		return false // built for the pressure regimes
+	}
 	return r.cfg.TimeAll || planTimedQuick[c.Name] == s.Name+"/"+g.Name
 }

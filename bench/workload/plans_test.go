@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,6 +22,7 @@ import (
 func TestPlansReachTables(t *testing.T) {
 	cfg := Defaults("tiny")
 	cfg.Budgets = []int{10}
+	cfg.PressureShapes = []string{"deep"} // the pressure regimes' plans too
 	r := &runner{cfg: cfg, prog: progress.New(nil), res: &Result{Config: cfg}}
 	r.res.BloomFPR = measureFPR(famBloom, 2000, 20_000, cfg.Seed)
 	r.res.CuckooFPR = measureFPR(famCuckoo, 2000, 20_000, cfg.Seed)
@@ -37,7 +39,7 @@ func TestPlansReachTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range planNames {
+	for _, name := range append(slices.Clone(planNames), twinName) {
 		if findDB(dbs, name) == nil {
 			t.Fatalf("no database for %s", name)
 		}
@@ -53,12 +55,14 @@ func TestPlansReachTables(t *testing.T) {
 		t.Errorf("filter bytes: bloom(10)-noL6 %d, bloom(10) %d", noL6, b10)
 	}
 	want := map[string]uint64{planForGet: b10, planForNoL6Bytes: noL6, planBloomOnlyNoL6: noL6,
-		planFor2x: 2 * noL6, planBloomOnly2x: 2 * noL6, planForL6: b10, planBloomOnlyL6: b10}
+		planFor2x: 2 * noL6, planBloomOnly2x: 2 * noL6, planForL6: b10, planBloomOnlyL6: b10,
+		// The pressure regimes'.
+		planBloomOnlyGet: b10, planForL6NoL6Bytes: noL6, planBloomOnlyL6NoL6: noL6}
 	if len(r.res.Plans) != len(want) {
 		t.Fatalf("%d plans recorded, want %d", len(r.res.Plans), len(want))
 	}
 	for _, p := range r.res.Plans {
-		useL6 := p.Name == planForL6 || p.Name == planBloomOnlyL6
+		useL6 := p.Name == planForL6 || p.Name == planBloomOnlyL6 || p.Name == planForL6NoL6Bytes || p.Name == planBloomOnlyL6NoL6
 		if p.Budget != want[p.Name] || p.UseL6 != useL6 {
 			t.Errorf("%s: FitPlan at %d bytes, useL6 %v; want %d bytes, useL6 %v", p.Name, p.Budget, p.UseL6, want[p.Name], useL6)
 		}

@@ -201,7 +201,7 @@ func (r *Result) planSlowerVerdict() verdictRow {
 	var j planJudge
 	var apart []string
 	for _, k := range r.cellKeys() {
-		for _, x := range []string{planProgressive, planForGet, planForNoL6Bytes, planFor2x, planForL6} {
+		for _, x := range []string{planProgressive, planForGet, planForNoL6Bytes, planFor2x, planForL6, planForL6NoL6Bytes} {
 			st := r.timeRatio(k, x, planBase)
 			if st.N == 0 {
 				continue
@@ -211,12 +211,12 @@ func (r *Result) planSlowerVerdict() verdictRow {
 				j.unjudged = append(j.unjudged, fmt.Sprintf("%s: not identical (%s)", cell, why))
 				continue
 			}
-			if x != planProgressive && x != planForL6 && strings.HasSuffix(k.Path, "-l6") {
+			if x != planProgressive && x != planForL6 && x != planForL6NoL6Bytes && strings.HasSuffix(k.Path, "-l6") {
 				apart = append(apart, cell)
 				continue
 			}
 			j.judged++
-			if st.Lo > 1.02 {
+			if r.slowerThanTwin(k, st) {
 				j.misses = append(j.misses, cell)
 			}
 		}
@@ -228,5 +228,5 @@ func (r *Result) planSlowerVerdict() verdictRow {
 	if len(apart) > 0 {
 		j.detail = append(j.detail, "not judged, the plans for Get on L6-filtered paths (no L6 filter by construction): "+strings.Join(apart, ", "))
 	}
-	return j.verdict("Filter plans: no cell whose 95% interval of plan/bloom(10) time lies entirely above 1.02 (progressive, planfor-l6 on every path, planfor-get, planfor-noL6bytes and planfor-2x on the paths that read no L6 filter; every timed shape, regime and thread count; the bloomonly-* plans are references, not judged)")
+	return j.verdict("Filter plans: no cell whose 95% interval of plan/bloom(10) time lies entirely above 1.02 and above the A/A twin's interval in the same cell (progressive, planfor-l6 and planfor-l6-noL6bytes on every path, planfor-get, planfor-noL6bytes and planfor-2x on the paths that read no L6 filter; every timed shape, regime and thread count; the bloomonly-* plans are references, not judged)")
 }

@@ -11,17 +11,47 @@ import (
 )
 
 // cacheSize is the block cache of a regime for a database: hot, twice the
-// database plus 8 MiB; otherwise 2% of the database (at least 1 MiB) for
-// data and index blocks, plus twice filterBytes, so that the filters stay
-// resident as they do in a production block cache, and a small cache does
-// not make each read fetch its filters again (the OS page cache holds the
-// rest: the files were just written or read). filterBytes is the largest
-// total of the shape's databases, so that every policy gets the same cache.
-func cacheSize(g regimeSpec, s lsmShape, filterBytes int64) int64 {
-	if g.Hot {
+// database plus 8 MiB; pressure, its share of unfiltered, the bytes of the
+// shape's tables without their filter blocks (the same cache for every
+// policy, shared by filter, index and data blocks: a policy's filters take
+// their bytes from the data and index blocks it can hold); otherwise 2% of
+// the database (at least 1 MiB) for data and index blocks, plus twice
+// filterBytes, so that the filters stay resident as they do in a production
+// block cache, and a small cache does not make each read fetch its filters
+// again (the OS page cache holds the rest: the files were just written or
+// read). filterBytes is the largest total of the shape's databases, so that
+// every policy gets the same cache.
+func cacheSize(g regimeSpec, s lsmShape, filterBytes, unfiltered int64) int64 {
+	switch {
+	case g.Hot:
 		return 2*s.totalBytes() + 8<<20
+	case g.Pressure > 0:
+		return max(1, int64(g.Pressure*float64(unfiltered)))
 	}
 	return max(1<<20, s.totalBytes()/50) + 2*filterBytes
+}
+
+// memtableReserve is what d, opened, takes from its block cache for its
+// memtables: Pebble accounts memtables in the block cache (Cache.Reserve),
+// and Open allocates them (786,432 bytes on v2.1.7 with these options: 256
+// KiB and 512 KiB arenas). A pressure regime's cache adds it to its share,
+// so that the share is what the blocks get; openRegime checks that every
+// database reserves the same.
+func (r *runner) memtableReserve(s shapeSpec, d *dbInst) (int64, error) {
+	cache := pebble.NewCache(1 << 20)
+	defer cache.Unref()
+	db, err := pebble.Open(d.dir, r.options(s, d.cfg, d.st, cache, true))
+	if err != nil {
+		return 0, err
+	}
+	n := reserved(db)
+	return n, db.Close()
+}
+
+// reserved is the bytes db's memtables reserve in its block cache.
+func reserved(db *pebble.DB) int64 {
+	m := db.Metrics().MemTable
+	return int64(m.Size + m.ZombieSize)
 }
 
 // maxFilterBytes is the largest total of filter bytes among dbs.
@@ -34,14 +64,69 @@ func maxFilterBytes(dbs []*dbInst) int64 {
 	return m
 }
 
-func (r *runner) paths() []pathSpec {
+// unfilteredBytes is the bytes of a database's tables less its filter
+// blocks: the same for every database of a shape (identical LSMs) up to
+// the few bytes a filter policy's name adds to a table's properties.
+func unfilteredBytes(s lsmShape) int64 {
+	fb, _ := s.totalFilter()
+	return s.totalBytes() - int64(fb)
+}
+
+// minUnfiltered is the smallest unfilteredBytes among dbs (0 if none).
+func minUnfiltered(dbs []*dbInst) int64 {
+	var m int64
+	for i, d := range dbs {
+		if u := unfilteredBytes(d.shape); i == 0 || u < m {
+			m = u
+		}
+	}
+	return m
+}
+
+// paths are the paths regime g runs, restricted by Config.Paths.
+func (r *runner) paths(g regimeSpec) []pathSpec {
 	var ps []pathSpec
 	for _, p := range allPaths {
-		if len(r.cfg.Paths) == 0 || slices.Contains(r.cfg.Paths, p.Name) {
+		if slices.Contains(g.pathNames(), p.Name) && (len(r.cfg.Paths) == 0 || slices.Contains(r.cfg.Paths, p.Name)) {
 			ps = append(ps, p)
 		}
 	}
 	return ps
+}
+
+// countPaths are the paths the counting pass runs on shape s: those of
+// every regime the run measures there, restricted by Config.Paths.
+func (r *runner) countPaths(s shapeSpec) []pathSpec {
+	var ps []pathSpec
+	for _, p := range allPaths {
+		for _, g := range allRegimes {
+			if r.runsRegimeOn(g, s) && slices.ContainsFunc(r.paths(g), func(q pathSpec) bool { return q.Name == p.Name }) {
+				ps = append(ps, p)
+				break
+			}
+		}
+	}
+	return ps
+}
+
+// runsRegime says whether the run measures regime g (Config.Regimes;
+// "pressure" names both pressure regimes).
+func (r *runner) runsRegime(g regimeSpec) bool {
+	if len(r.cfg.Regimes) == 0 {
+		return true
+	}
+	return slices.Contains(r.cfg.Regimes, g.Name) || g.Pressure > 0 && slices.Contains(r.cfg.Regimes, "pressure")
+}
+
+// runsRegimeOn says whether the run measures regime g on shape s
+// (Config.Regimes, and Config.PressureShapes for a pressure regime).
+func (r *runner) runsRegimeOn(g regimeSpec, s shapeSpec) bool {
+	return r.runsRegime(g) && (g.Pressure == 0 || len(r.cfg.PressureShapes) == 0 || slices.Contains(r.cfg.PressureShapes, s.Name))
+}
+
+// runsPressureOn says whether the run measures a pressure regime on shape s.
+func (r *runner) runsPressureOn(s shapeSpec) bool {
+	return slices.ContainsFunc(allRegimes, func(g regimeSpec) bool { return g.Pressure > 0 && r.runsRegimeOn(g, s) })
 }
 
 // regime opens every database of the shape with the regime's cache and
@@ -55,7 +140,7 @@ func (r *runner) regime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
 	if err := r.openRegime(s, g, dbs); err != nil {
 		return err
 	}
-	paths := r.paths()
+	paths := r.paths(g)
 	maxT := slices.Max(r.cfg.Threads)
 	if err := r.warmRegime(s, g, dbs, paths, maxT); err != nil {
 		return err
@@ -89,13 +174,29 @@ func (r *runner) regime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
 			}
 		}
 	}
+	if g.Pressure > 0 {
+		// The memtables' reservation in the cache, checked at the opening,
+		// still holds: the blocks had the regime's share throughout.
+		for _, d := range dbs {
+			if n := reserved(d.db); n != r.res.MemtableReserve {
+				return fmt.Errorf("%s: the memtables' reservation in the block cache changed during the runs, to %d bytes from %d", d.cfg.Name, n, r.res.MemtableReserve)
+			}
+		}
+	}
 	return nil
 }
 
 // openRegime opens every database with the regime's cache and delay.
 func (r *runner) openRegime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error) {
+	var reserve int64
+	if g.Pressure > 0 && len(dbs) > 0 {
+		if reserve, err = r.memtableReserve(s, dbs[0]); err != nil {
+			return err
+		}
+		r.res.MemtableReserve = reserve
+	}
 	for _, d := range dbs {
-		d.cache = pebble.NewCache(cacheSize(g, d.shape, maxFilterBytes(dbs)))
+		d.cache = pebble.NewCache(cacheSize(g, d.shape, maxFilterBytes(dbs), minUnfiltered(dbs)) + reserve)
 		o := r.options(s, d.cfg, d.st, d.cache, true)
 		d.st.layouts.Store(nil)
 		if d.db, err = pebble.Open(d.dir, o); err != nil {
@@ -110,6 +211,9 @@ func (r *runner) openRegime(s shapeSpec, g regimeSpec, dbs []*dbInst) (err error
 		}
 		if err := learnLayouts(d.db, vfs.Default, d.dir, o, d.st); err != nil {
 			return err
+		}
+		if n := reserved(d.db); g.Pressure > 0 && n != reserve {
+			return fmt.Errorf("%s: the memtables reserve %d bytes of the block cache, not the %d the pressure regime's cache adds", d.cfg.Name, n, reserve)
 		}
 		if g.Slow {
 			d.st.delay.Store(int64(r.cfg.Delay))
@@ -238,6 +342,7 @@ func (r *runner) cell(s shapeSpec, g regimeSpec, p pathSpec, threads, rep, base 
 			cs.Ops += int64(ops)
 			times[d.cfg.Name] = append(times[d.cfg.Name], float64(out.wall.Nanoseconds())/float64(ops))
 			cs.IO.add(out.io)
+			cs.Cache.add(out.cache)
 			cs.Hits += out.hits
 			cs.Misses += out.misses
 			cs.Lost += out.lost

@@ -107,6 +107,7 @@ func writeReport(r *Result) error {
 	r.writeBlockReads(w)
 	r.writeFilterCache(w)
 	r.writeTimeRatios(w)
+	r.writePressure(w)
 	r.writeLatency(w)
 	r.writeFooter(w)
 
@@ -140,11 +141,24 @@ func (r *Result) writeHeader(w func(string, ...any), tiny bool) {
 		if c.FilterPlans {
 			w("; the filter plans are counted on the absent paths, and timed only where a target needs their time (planfor-l6 on steady/slow, planfor-get on burst/slow)")
 		}
+		w("; the pressure regimes time their own list of policies in every mode (see Memory pressure)")
 		w("\n")
 	}
 	w("- Loading: %d lockstep rounds of %d entries each on %v\n", c.LoadRounds, loadKeys(c), loadShapesOf(c))
-	w("- Regimes: hot = block cache of twice the database plus 8 MiB, warmed by a full scan and a pass of every path; pagecache = block cache of 2%% of the database (at least 1 MiB) plus twice the largest filter bytes among the shape's databases (filters stay resident; the same cache for every policy), the files in the OS page cache; slow = pagecache plus %s per sstable read (a nanosleep, measured at %s per read)\n\n",
-		c.Delay, r.DelayMeasured.Round(100*time.Nanosecond))
+	w("- Regimes: hot = block cache of twice the database plus 8 MiB, warmed by a full scan and a pass of every path; pagecache = block cache of 2%% of the database (at least 1 MiB) plus twice the largest filter bytes among the shape's databases (filters stay resident; the same cache for every policy), the files in the OS page cache; slow = pagecache plus %s per sstable read (a nanosleep, measured at %s per read); pressure1 and pressure4 = one block cache of 1%% and 4%% of the shape's tables without their filter blocks, the same for every policy, shared by filter, index and data blocks with no headroom for filters, and the slow device's delay, run %s\n",
+		c.Delay, r.DelayMeasured.Round(100*time.Nanosecond), pressureShapesOf(c))
+	if c.Twin {
+		w("- A/A twin: bloom(10) built a second time into its own database (bloom(10)-twin), identical to bloom(10)'s, opened, warmed and timed wherever bloom(10) is, last in the run order; its ratio to bloom(10) is every time table's noise floor\n")
+	}
+	w("\n")
+}
+
+// pressureShapesOf says where the pressure regimes run.
+func pressureShapesOf(c Config) string {
+	if len(c.PressureShapes) > 0 {
+		return "on " + strings.Join(c.PressureShapes, ", ")
+	}
+	return "on every shape"
 }
 
 func loadKeys(c Config) int {
@@ -309,16 +323,16 @@ func (r *Result) writeFalsePositives(w func(string, ...any)) {
 	names := r.policyNames()
 	w("\n## False-positive block reads per operation\n\n")
 	w("Counted in an untimed pass of %d operations per path and policy (the first operations of each path: the warm-up's and the calibration's keys, then the timed runs' first ones): every filter reader is wrapped so that each \"may contain\" answer is checked against the prefixes of the table the filter block belongs to (read from the table itself); an answer on a table that does not hold the prefix is a false positive, and reads a data block (from the cache or the file system).\n\n", r.Config.CountOps)
-	filtered := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "none" })
+	// Not the twin: its filter blocks are bloom(10)'s, byte for byte, and
+	// the counting pass skips it.
+	filtered := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "none" || n == twinName })
 	tableHead(w, "shape | path", "---|---|", filtered, "---:|")
 	for _, s := range r.shapeNames() {
 		for _, p := range r.pathsRun() {
 			w("| %s | %s |", s, p)
-			for _, n := range names {
-				if n != "none" {
-					fp, _ := r.fpPerOp(s, p, n)
-					w(" %s |", f4(fp))
-				}
+			for _, n := range filtered {
+				fp, _ := r.fpPerOp(s, p, n)
+				w(" %s |", f4(fp))
 			}
 			w("\n")
 		}
@@ -380,7 +394,7 @@ func (r *Result) writeFilterCache(w func(string, ...any)) {
 					upper += d.Shape.FilterBytes[l]
 				}
 			}
-			w("| %s | %s | %s | %s | %s |\n", s.Spec.Name, d.Cfg.Name, mib(float64(upper)), mib(float64(all)), mib(float64(cacheSize(regimeSpec{}, d.Shape, r.maxFilterBytes(s.Spec.Name)))))
+			w("| %s | %s | %s | %s | %s |\n", s.Spec.Name, d.Cfg.Name, mib(float64(upper)), mib(float64(all)), mib(float64(cacheSize(regimeSpec{}, d.Shape, r.maxFilterBytes(s.Spec.Name), 0))))
 		}
 	}
 }
@@ -390,16 +404,16 @@ func (r *Result) writeFilterCache(w func(string, ...any)) {
 func (r *Result) writeTimeRatios(w func(string, ...any)) {
 	c := r.Config
 	w("\n## Time per operation: ratios to bloom\n\n")
-	w("Median of paired ratios over the repetitions (each pair: the two policies back to back in the same repetition), with the sign-test interval of the median (coverage %.1f%% for %d pairs). bloom(10) µs/op is the median over repetitions.\n\n", 100*medianCI(make([]float64, c.Reps)).Coverage, c.Reps)
+	w("Median of paired ratios over the repetitions (each pair: the two policies in the same repetition), with the sign-test interval of the median (coverage %.1f%% for %d pairs). bloom(10) µs/op is the median over repetitions. The twin column is the A/A twin: bloom(10) built a second time into an identical database and timed like any policy, so its ratio is what two identical databases measure apart in the cell; a cell is judged slower only where its interval lies above 1.02 and above the twin's.\n\n", 100*medianCI(make([]float64, c.Reps)).Coverage, c.Reps)
 	w("| shape | regime | path | threads | bloom(10) µs/op |")
 	for _, bb := range c.Budgets {
 		w(" cuckoo(%d)/bloom(%d) |", bb, bb)
 	}
-	w(" cuckoo-spread/bloom(10) | bloom-spread/bloom(10) | none/bloom(10) |\n|---|---|---|---:|---:|")
+	w(" cuckoo-spread/bloom(10) | bloom-spread/bloom(10) | none/bloom(10) | twin: bloom(10)-twin/bloom(10) |\n|---|---|---|---:|---:|")
 	for range c.Budgets {
 		w("---:|")
 	}
-	w("---:|---:|---:|\n")
+	w("---:|---:|---:|---:|\n")
 	for _, k := range r.cellKeys() {
 		cell := r.Cells[k]
 		us := math.NaN()
@@ -410,7 +424,7 @@ func (r *Result) writeTimeRatios(w func(string, ...any)) {
 		for _, bb := range c.Budgets {
 			w(" %s |", r.timeCell(k, cuckooName(bb), bloomName(bb)))
 		}
-		for _, x := range []string{"cuckoo-spread", "bloom-spread", "none"} {
+		for _, x := range []string{"cuckoo-spread", "bloom-spread", "none", twinName} {
 			w(" %s |", r.timeCell(k, x, bloomName(10)))
 		}
 		w("\n")
@@ -462,7 +476,7 @@ func writeCSV(r *Result) error {
 	cw := csv.NewWriter(f)
 	cw.Write([]string{"shape", "regime", "path", "threads", "policy", "ops", "ns_per_op_median", "p50_ns", "p99_ns", "p999_ns",
 		"filter_hits", "filter_misses", "reads_data", "reads_filter", "reads_index", "reads_value", "reads_other",
-		"bytes_data", "bytes_filter", "bytes_index", "bytes_value", "bytes_other", "lost", "phantom", "ns_per_op_reps"})
+		"bytes_data", "bytes_filter", "bytes_index", "bytes_value", "bytes_other", "lost", "phantom", "ns_per_op_reps", "cache_hits", "cache_misses", "device_wait_ns"})
 	for _, k := range r.cellKeys() {
 		for _, n := range r.policyNames() {
 			cs := r.Cells[k][n]
@@ -479,7 +493,7 @@ func writeCSV(r *Result) error {
 				i(cs.Hist.ValueAtQuantile(50)), i(cs.Hist.ValueAtQuantile(99)), i(cs.Hist.ValueAtQuantile(99.9)),
 				i(cs.Hits), i(cs.Misses), i(cs.IO.Reads[kindData]), i(cs.IO.Reads[kindFilter]), i(cs.IO.Reads[kindIndex]), i(cs.IO.Reads[kindValue]), i(cs.IO.Reads[kindOther]),
 				i(cs.IO.Bytes[kindData]), i(cs.IO.Bytes[kindFilter]), i(cs.IO.Bytes[kindIndex]), i(cs.IO.Bytes[kindValue]), i(cs.IO.Bytes[kindOther]),
-				i(cs.Lost), i(cs.Phantom), strings.Join(reps, " ")})
+				i(cs.Lost), i(cs.Phantom), strings.Join(reps, " "), i(cs.Cache.Hits), i(cs.Cache.Misses), i(cs.IO.Waited)})
 		}
 	}
 	cw.Flush()
@@ -500,11 +514,12 @@ func (r *Result) writeSummary(w func(string, ...any)) {
 	}
 	t := c.Threads[0]
 	w("## Summary\n\n")
-	w("Absent reads on %d goroutine(s). FP/op: false-positive block reads per operation, bloom(B) -> cuckoo(B) (counting pass). Time: cuckoo(B)/bloom(B), median of paired ratios [sign-test interval]; bloom(B)'s µs per operation beside it.\n\n", t)
+	w("Absent reads on %d goroutine(s). FP/op: false-positive block reads per operation, bloom(B) -> cuckoo(B) (counting pass). Time: cuckoo(B)/bloom(B), median of paired ratios [sign-test interval]; bloom(B)'s µs per operation beside it; twin: bloom(10)-twin/bloom(10), the A/A noise floor of the row's cell.\n\n", t)
 	var cols []string
 	for _, b := range c.Budgets {
 		cols = append(cols, fmt.Sprintf("B=%d FP/op", b), fmt.Sprintf("B=%d bloom µs", b), fmt.Sprintf("B=%d time", b))
 	}
+	cols = append(cols, "twin")
 	tableHead(w, "shape | regime | path", "---|---|---|", cols, "---:|")
 	for _, s := range r.shapeNames() {
 		for _, g := range allRegimes {
@@ -524,7 +539,7 @@ func (r *Result) writeSummary(w func(string, ...any)) {
 					}
 					w(" %s -> %s | %.2f | %s |", f4(bf), f4(cf), us, r.timeCell(k, cuckooName(b), bloomName(b)))
 				}
-				w("\n")
+				w(" %s |\n", r.twinCell(k))
 			}
 		}
 	}

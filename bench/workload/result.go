@@ -14,17 +14,20 @@ type Result struct {
 	Start         time.Time
 	Elapsed       time.Duration
 	DelayMeasured time.Duration // mean of the device delay as applied
-	BloomFPR      fprCurve
-	CuckooFPR     fprCurve
-	Matched       map[int]string // budget B -> the cuckoo policy matching bloom(B)'s rate
-	Tuned         []tunedRow     // explicit cuckoo configurations matching bloom(B)'s rate
-	Spreads       []spreadRow
-	Plans         []planRow // the plans PlanFor chose, per shape
-	Shapes        []shapeResult
-	Cells         map[cellKey]map[string]*cellStats
-	Truth         map[string]map[string]map[string]truthCounts // shape -> policy -> path
-	Lost, Phantom int64
-	Verdicts      []verdictRow
+	// MemtableReserve is what an open database's memtables take from its
+	// block cache, added to a pressure regime's cache (measured).
+	MemtableReserve int64
+	BloomFPR        fprCurve
+	CuckooFPR       fprCurve
+	Matched         map[int]string // budget B -> the cuckoo policy matching bloom(B)'s rate
+	Tuned           []tunedRow     // explicit cuckoo configurations matching bloom(B)'s rate
+	Spreads         []spreadRow
+	Plans           []planRow // the plans PlanFor chose, per shape
+	Shapes          []shapeResult
+	Cells           map[cellKey]map[string]*cellStats
+	Truth           map[string]map[string]map[string]truthCounts // shape -> policy -> path
+	Lost, Phantom   int64
+	Verdicts        []verdictRow
 }
 
 // tunedRow is a cuckoopolicy.Policy whose measured rate matches bloom(For)'s.

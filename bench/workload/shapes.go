@@ -48,6 +48,7 @@ type lsmShape struct {
 	Bytes       [7]int64
 	Keys        [7]uint64
 	FilterBytes [7]uint64
+	IndexBytes  [7]uint64 // index blocks, a two-level index's top level included (table property IndexSize)
 	Sublevels   int
 	Written     uint64 // sstable bytes flushes and compactions wrote during an organic load
 }
@@ -55,6 +56,15 @@ type lsmShape struct {
 func (s lsmShape) totalBytes() int64 {
 	var t int64
 	for _, b := range s.Bytes {
+		t += b
+	}
+	return t
+}
+
+// totalIndex is the bytes of the index blocks on every level.
+func (s lsmShape) totalIndex() uint64 {
+	var t uint64
+	for _, b := range s.IndexBytes {
 		t += b
 	}
 	return t
@@ -109,6 +119,17 @@ func readShape(db *pebble.DB) (lsmShape, error) {
 	for _, u := range usage {
 		s.Keys[u.Level] += u.Keys
 		s.FilterBytes[u.Level] += u.FilterBytes
+	}
+	levels, err := db.SSTables(pebble.WithProperties())
+	if err != nil {
+		return s, err
+	}
+	for l, tables := range levels {
+		for _, t := range tables {
+			if t.Properties != nil {
+				s.IndexBytes[l] += t.Properties.IndexSize
+			}
+		}
 	}
 	return s, nil
 }

@@ -98,7 +98,12 @@ func (r *Result) computeVerdicts() {
 	r.Verdicts = append(r.Verdicts, r.loadVerdict())
 	// 6. Filter plans.
 	r.Verdicts = append(r.Verdicts, r.planVerdicts()...)
-	// 7. Zero keys lost.
+	// 7. The A/A twin, and the pressure regimes.
+	if r.Config.Twin {
+		r.Verdicts = append(r.Verdicts, r.twinVerdict())
+	}
+	r.Verdicts = append(r.Verdicts, r.pressureVerdicts()...)
+	// 8. Zero keys lost.
 	r.Verdicts = append(r.Verdicts, r.lostVerdict())
 }
 
@@ -252,7 +257,7 @@ func (r *Result) timeVerdicts() []verdictRow {
 			}
 			medians = append(medians, st.Median)
 			cell += fmt.Sprintf(": %.3f [%.3f, %.3f]", st.Median, st.Lo, st.Hi)
-			if st.Lo > 1.02 {
+			if r.slowerThanTwin(k, st) {
 				slower = append(slower, cell)
 			}
 			if pred, ok := r.savedReadsRatio(k, b); ok && k.Regime == "slow" && pred <= 0.97 {
@@ -274,7 +279,7 @@ func (r *Result) timeVerdicts() []verdictRow {
 		medMiss = append(medMiss, fmt.Sprintf("median %.3f", med))
 	}
 	return []verdictRow{
-		verdict("Time per op: no cell whose 95% interval of cuckoo(B)/bloom(B) lies entirely above 1.02 (every shape, regime, path, thread count)",
+		verdict("Time per op: no cell whose 95% interval of cuckoo(B)/bloom(B) lies entirely above 1.02 and above the A/A twin's interval (bloom(10)-twin/bloom(10)) in the same cell (every shape, regime, path, thread count)",
 			slower, unjudged, len(medians), note),
 		verdict("Time per op: the median of the cells' cuckoo(B)/bloom(B) medians <= 1.00",
 			medMiss, nil, len(medians), fmt.Sprintf("median %.3f over %d cells", med, len(medians))),

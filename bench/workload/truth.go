@@ -127,7 +127,7 @@ func tableTruth(fs vfs.FS, name string, o *pebble.Options) (sig uint64, prefixes
 // block cache larger than the database, and runs each path's first
 // CountOps operations once, on one goroutine.
 func (r *runner) countPass(s shapeSpec, d *dbInst) (map[string]truthCounts, error) {
-	cache := pebble.NewCache(cacheSize(regimeSpec{Hot: true}, d.shape, 0))
+	cache := pebble.NewCache(cacheSize(regimeSpec{Hot: true}, d.shape, 0, 0))
 	defer cache.Unref()
 	o := r.options(s, d.cfg, d.st, cache, true)
 	var tables map[uint64][]uint64
@@ -147,7 +147,7 @@ func (r *runner) countPass(s shapeSpec, d *dbInst) (map[string]truthCounts, erro
 		return nil, err
 	}
 	out := map[string]truthCounts{}
-	for _, p := range r.paths() {
+	for _, p := range r.countPaths(s) {
 		if !r.countsPath(d, p) {
 			continue
 		}

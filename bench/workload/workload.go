@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -37,7 +38,8 @@ type Config struct {
 	CommandLine   string          // for the report
 	Progress      io.Writer       // a progress line; nil: none
 	Stop          <-chan struct{} // closed to stop early: Run removes its databases and returns an error saying so
-	// Shapes, Regimes and Paths restrict the run (nil: all).
+	// Shapes, Regimes and Paths restrict the run (nil: all); "pressure"
+	// among Regimes names both pressure regimes.
 	Shapes, Regimes, Paths []string
 	LoadRounds             int      // lockstep loads of bloom(B) and cuckoo(B) per shape (0: loading not measured)
 	LoadKeys               int      // entries per lockstep load (0: Keys), a flush every tenth of them
@@ -51,23 +53,33 @@ type Config struct {
 	// built, and each other. Where TimeAll is false they are counted on the
 	// absent paths and timed only where a target needs their time.
 	FilterPlans bool
+	// Twin builds bloom(10) a second time into its own database (the A/A
+	// twin, named bloom(10)-twin), timed wherever bloom(10) is: every time
+	// table shows its ratio to bloom(10), and a cell is judged slower only
+	// where its interval lies above the twin's too.
+	Twin bool
+	// PressureShapes are the shapes the pressure regimes run on (nil: all
+	// the run measures).
+	PressureShapes []string
 }
 
 // Defaults returns the configuration of a mode: "tiny", "quick" or "full".
 func Defaults(mode string) Config {
-	c := Config{Mode: mode, Budgets: []int{10, 12, 16}, Threads: []int{1, 2}, Delay: 50 * time.Microsecond, Seed: 1, TimeAll: true, FilterPlans: true}
+	c := Config{Mode: mode, Budgets: []int{10, 12, 16}, Threads: []int{1, 2}, Delay: 50 * time.Microsecond, Seed: 1, TimeAll: true, FilterPlans: true, Twin: true}
 	switch mode {
 	case "tiny":
 		c.Keys, c.FlushEvery, c.BurstTables = 6000, 1500, 4
 		c.LBaseMaxBytes, c.FileSize = 64<<10, 64<<10
 		c.Ops, c.Reps, c.CountOps = 100, 2, 500
 		c.LoadRounds, c.LoadShapes = 1, []string{"steady", "burst"}
+		c.PressureShapes = []string{"steady"}
 	case "quick":
 		c.Keys, c.FlushEvery, c.BurstTables = 300_000, 30_000, 8
 		c.LBaseMaxBytes, c.FileSize = 64<<10, 256<<10
 		c.Ops, c.RunTime, c.Reps, c.CountOps, c.SubRuns = 200, 15*time.Millisecond, 10, 20_000, 3
 		c.Threads, c.TimeAll = []int{1}, false
 		c.LoadRounds, c.LoadShapes, c.LoadKeys = 3, []string{"steady"}, 100_000
+		c.PressureShapes = []string{"steady"}
 	default:
 		c.Mode = "full"
 		c.Keys, c.FlushEvery, c.BurstTables = 3_000_000, 150_000, 10
@@ -139,7 +151,8 @@ func (r *runner) entries(s shapeSpec) int {
 // prepareDir checks that dir is absent or empty (else notEmpty) and
 // creates it, or a new temporary directory named after pattern if dir is
 // ""; it returns the directory and a function that removes what the run
-// created there (the directory itself, if the run created it).
+// created there: the directory's contents, and the directory itself and
+// any parents the run created for it.
 func prepareDir(dir, pattern string, notEmpty error) (string, func(), error) {
 	if dir == "" {
 		d, err := os.MkdirTemp("", pattern)
@@ -151,10 +164,15 @@ func prepareDir(dir, pattern string, notEmpty error) (string, func(), error) {
 	ents, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		top, err := firstMissing(dir)
+		if err != nil {
 			return "", nil, err
 		}
-		return dir, func() { os.RemoveAll(dir) }, nil
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			os.RemoveAll(top)
+			return "", nil, err
+		}
+		return dir, func() { os.RemoveAll(top) }, nil
 	case err != nil:
 		return "", nil, err
 	case len(ents) > 0:
@@ -167,6 +185,82 @@ func prepareDir(dir, pattern string, notEmpty error) (string, func(), error) {
 			os.RemoveAll(filepath.Join(dir, e.Name()))
 		}
 	}, nil
+}
+
+// firstMissing is the outermost directory of the absent path dir that
+// does not exist: what os.MkdirAll(dir) creates first.
+func firstMissing(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	top := abs
+	for p := filepath.Dir(abs); p != top; top, p = p, filepath.Dir(p) {
+		if _, err := os.Stat(p); err == nil {
+			break
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return "", err
+		}
+	}
+	return top, nil
+}
+
+// errNested is returned when the report and the data directories are the
+// same or one lies inside the other: the cleanup of the data directory
+// would delete the report, or the report would be written among the
+// databases.
+var errNested = errors.New("workload: the report directory (-out) and the data directory (-dir) must be apart")
+
+// checkApart refuses an out and a dir (both given) that are the same
+// directory or nested, after resolving symbolic links in the part of each
+// path that exists.
+func checkApart(out, dir string) error {
+	if out == "" || dir == "" {
+		return nil
+	}
+	o, err := resolvePath(out)
+	if err != nil {
+		return err
+	}
+	d, err := resolvePath(dir)
+	if err != nil {
+		return err
+	}
+	switch {
+	case o == d:
+		return fmt.Errorf("%w: both are %s", errNested, o)
+	case within(o, d):
+		return fmt.Errorf("%w: %s lies inside %s", errNested, out, dir)
+	case within(d, o):
+		return fmt.Errorf("%w: %s lies inside %s", errNested, dir, out)
+	}
+	return nil
+}
+
+// resolvePath is p made absolute and clean, with symbolic links resolved
+// in its longest existing prefix.
+func resolvePath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for cur := abs; ; cur = filepath.Dir(cur) {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		if filepath.Dir(cur) == cur {
+			return abs, nil
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+	}
+}
+
+// within says whether path p lies strictly inside directory d (both clean
+// and absolute).
+func within(p, d string) bool {
+	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // checkWritable creates and removes a file in dir.
@@ -182,12 +276,18 @@ func checkWritable(dir string) error {
 // Run runs the benchmark and writes cfg.Out/WORKLOAD.md and the plots (cfg.Out
 // "": a new temporary directory, in the returned Result's Config.Out). It
 // refuses, touching nothing, a cfg.Out or cfg.Dir that holds anything
-// (errOutNotEmpty, errDirNotEmpty) and checks that cfg.Out is writable
-// before anything runs. It removes the databases in every case, and the
-// report directory's contents (and the directory, if it created it) when
-// the run fails or is stopped; it returns ErrLostKeys, after writing the
-// report, if any present key was not read back.
+// (errOutNotEmpty, errDirNotEmpty), and an Out and a Dir that are the same
+// directory or lie one inside the other (errNested), and checks that
+// cfg.Out is writable before anything runs. It removes the databases in
+// every case (with the data directory and any parents it created for it),
+// and the report directory's contents (and the directory, with any parents
+// it created for it) when the run fails or is stopped; it returns
+// ErrLostKeys, after writing the report, if any present key was not read
+// back.
 func Run(cfg Config) (*Result, error) {
+	if err := checkApart(cfg.Out, cfg.Dir); err != nil {
+		return nil, err
+	}
 	out, outCleanup, err := prepareDir(cfg.Out, "pebble-workload-report-", errOutNotEmpty)
 	if err != nil {
 		return nil, err
@@ -321,6 +421,9 @@ func (r *runner) shape(s shapeSpec, dataDir string) error {
 	os.RemoveAll(filepath.Join(base, "reference"))
 	truth := map[string]map[string]truthCounts{}
 	for _, d := range dbs {
+		if d.cfg.Name == twinName {
+			continue // bloom(10)'s filter blocks, byte for byte
+		}
 		r.prog.Stage("count %s: %s", s.Name, d.cfg.Name)
 		t, err := r.countPass(s, d)
 		if err != nil {
@@ -335,7 +438,7 @@ func (r *runner) shape(s shapeSpec, dataDir string) error {
 	r.res.Shapes = append(r.res.Shapes, sr)
 
 	for _, g := range allRegimes {
-		if len(r.cfg.Regimes) > 0 && !slices.Contains(r.cfg.Regimes, g.Name) {
+		if !r.runsRegimeOn(g, s) {
 			continue
 		}
 		if err := r.regime(s, g, r.timed(s, g, dbs)); err != nil {
@@ -369,6 +472,11 @@ func (r *runner) databases(s shapeSpec, lay layout, base string) ([]*dbInst, lay
 	var extra []*dbInst
 	for _, c := range append(more, plans...) {
 		extra = append(extra, newDB(c))
+	}
+	if r.cfg.Twin && findDB(dbs, planBase) != nil {
+		// Last, so that in the run order it sits as far from bloom(10)
+		// as any policy does.
+		extra = append(extra, newDB(policyCfg{Name: twinName, Family: famBloom, B: 10}))
 	}
 	if len(extra) > 0 {
 		if _, err := r.build(s, built, extra, dbs[0]); err != nil {
@@ -439,23 +547,33 @@ func (r *runner) spreads(s shapeSpec, dbs []*dbInst) []policyCfg {
 }
 
 // timed returns the databases whose operations are timed in shape s and
-// regime g.
+// regime g: a pressure regime's policies, or all (Config.TimeAll), or the
+// uniform policies at the budgets, the spreads and the plans a target needs;
+// and the twin wherever bloom(10) is timed.
 func (r *runner) timed(s shapeSpec, g regimeSpec, dbs []*dbInst) []*dbInst {
-	if r.cfg.TimeAll {
-		return dbs
-	}
 	var out []*dbInst
 	for _, d := range dbs {
 		c := d.cfg
-		if c.Family == famPlan {
+		switch {
+		case c.Name == twinName:
+		case g.Policies != nil:
+			if slices.Contains(g.Policies, c.Name) {
+				out = append(out, d)
+			}
+		case r.cfg.TimeAll:
+			if c.Family != famPlan || r.timesPlan(c, s, g) {
+				out = append(out, d)
+			}
+		case c.Family == famPlan:
 			if r.timesPlan(c, s, g) {
 				out = append(out, d)
 			}
-			continue
-		}
-		if c.Family == famNone || c.PerLevel || (c.Tuned == nil && slices.Contains(r.cfg.Budgets, c.B)) {
+		case c.Family == famNone || c.PerLevel || (c.Tuned == nil && slices.Contains(r.cfg.Budgets, c.B)):
 			out = append(out, d)
 		}
+	}
+	if twin := findDB(dbs, twinName); twin != nil && findDB(out, planBase) != nil {
+		out = append(out, twin)
 	}
 	return out
 }

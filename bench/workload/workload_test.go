@@ -256,7 +256,7 @@ func TestFreshKeysPerCell(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, _ := res.db("steady", "none")
-	if size, cache := d.Shape.totalBytes(), cacheSize(regimeSpec{}, d.Shape, 0); size < 2*cache {
+	if size, cache := d.Shape.totalBytes(), cacheSize(regimeSpec{}, d.Shape, 0, 0); size < 2*cache {
 		t.Fatalf("database %d bytes, cache %d: too small a database for the test", size, cache)
 	}
 	perOp := func(threads int) float64 {

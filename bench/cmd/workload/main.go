@@ -2,8 +2,11 @@
 // policy do to whole operations in real Pebble databases: LSM shapes (a
 // steady LSM, a write burst of overlapping L0 tables, CockroachDB MVCC
 // keys), read paths (Get and SeekPrefixGE, absent and present keys), and
-// regimes (hot block cache, OS page cache, a slow device), with policies
-// interleaved and timing ratios taken over paired repetitions. Beside the
+// regimes (hot block cache, OS page cache, a slow device, and memory
+// pressure: one block cache of 1% or 4% of the database for filter, index
+// and data blocks on the slow device), with policies interleaved and timing
+// ratios taken over paired repetitions, beside an A/A twin of bloom(10)
+// (the same database built twice) that measures the noise floor. Beside the
 // uniform policies it measures filter plans, a policy per level, on the
 // same LSMs: bloom(10) without an L6 filter, Pebble master's progressive
 // bloom recipe, cuckoopolicy.Progressive(), and cuckoopolicy.FitPlan's
@@ -18,9 +21,10 @@
 // earlier report is never overwritten. The databases live in -dir
 // (default: a new temporary directory), which must be empty or absent. The
 // command refuses, deleting nothing, either directory if it holds
-// anything; it removes the databases when it ends, and on a failure or an
-// interrupt the report directory's contents too (the directory itself if
-// it created it).
+// anything, and the two if they are the same directory or one lies inside
+// the other; it removes the databases when it ends, and on a failure or an
+// interrupt the report directory's contents too (the directory itself, and
+// any parents, if it created them).
 package main
 
 import (
@@ -47,6 +51,8 @@ type flags struct {
 	shapes, regimes, paths    *string
 	loadShapes                *string
 	loadKeys                  *int
+	pressureShapes            *string
+	twin                      *bool
 }
 
 func main() {
@@ -70,22 +76,24 @@ func main() {
 // defineFlags defines the command's flags on flag.CommandLine.
 func defineFlags() *flags {
 	return &flags{
-		quick:      flag.Bool("quick", false, "the quick run: under 10 minutes on 2 cores"),
-		tiny:       flag.Bool("tiny", false, "a smoke test of a few seconds: no verdicts"),
-		keys:       flag.Int("keys", 0, "entries per database (0: the mode's default)"),
-		ops:        flag.Int("ops", 0, "fewest operations per measured run (0: the mode's default)"),
-		duration:   flag.Duration("duration", 0, "target time of one measured run, from which each path's operation count is calibrated (0: the mode's default)"),
-		countOps:   flag.Int("countops", 0, "operations per path of the pass that counts false positives (0: the mode's default)"),
-		reps:       flag.Int("reps", 0, "repetitions (0: the mode's default; at least 10 for the timing targets)"),
-		threads:    flag.String("threads", "", "goroutine counts, comma-separated (default: the mode's, 1 for -quick, 1,2 otherwise)"),
-		delay:      flag.Duration("delay", 0, "device delay per sstable read in the slow regime (0: 50µs)"),
-		dir:        flag.String("dir", "", "data directory, empty or absent (default: a temporary directory)"),
-		out:        flag.String("out", "", "report directory, empty or absent (default: a new temporary directory)"),
-		shapes:     flag.String("shapes", "", "restrict to these shapes (steady,burst,mvcc,blockstore,state,deep)"),
-		regimes:    flag.String("regimes", "", "restrict to these regimes (hot,pagecache,slow)"),
-		paths:      flag.String("paths", "", "restrict to these read paths"),
-		loadShapes: flag.String("loadshapes", "", "shapes whose lockstep loading is measured, comma-separated, or none (default: the mode's, steady for -quick, all but deep otherwise)"),
-		loadKeys:   flag.Int("loadkeys", 0, "entries per lockstep load (0: the mode's default)"),
+		quick:          flag.Bool("quick", false, "the quick run: under 10 minutes on 2 cores"),
+		tiny:           flag.Bool("tiny", false, "a smoke test of a few seconds: no verdicts"),
+		keys:           flag.Int("keys", 0, "entries per database (0: the mode's default)"),
+		ops:            flag.Int("ops", 0, "fewest operations per measured run (0: the mode's default)"),
+		duration:       flag.Duration("duration", 0, "target time of one measured run, from which each path's operation count is calibrated (0: the mode's default)"),
+		countOps:       flag.Int("countops", 0, "operations per path of the pass that counts false positives (0: the mode's default)"),
+		reps:           flag.Int("reps", 0, "repetitions (0: the mode's default; at least 10 for the timing targets)"),
+		threads:        flag.String("threads", "", "goroutine counts, comma-separated (default: the mode's, 1 for -quick, 1,2 otherwise)"),
+		delay:          flag.Duration("delay", 0, "device delay per sstable read in the slow regime (0: 50µs)"),
+		dir:            flag.String("dir", "", "data directory, empty or absent (default: a temporary directory)"),
+		out:            flag.String("out", "", "report directory, empty or absent (default: a new temporary directory)"),
+		shapes:         flag.String("shapes", "", "restrict to these shapes (steady,burst,mvcc,blockstore,state,deep)"),
+		regimes:        flag.String("regimes", "", "restrict to these regimes (hot,pagecache,slow,pressure1,pressure4; pressure: both pressure regimes)"),
+		paths:          flag.String("paths", "", "restrict to these read paths"),
+		loadShapes:     flag.String("loadshapes", "", "shapes whose lockstep loading is measured, comma-separated, or none (default: the mode's, steady for -quick, all but deep otherwise)"),
+		loadKeys:       flag.Int("loadkeys", 0, "entries per lockstep load (0: the mode's default)"),
+		pressureShapes: flag.String("pressureshapes", "", "shapes the pressure regimes run on, comma-separated, or all (default: the mode's, steady for -quick and -tiny, all otherwise)"),
+		twin:           flag.Bool("twin", true, "time an A/A twin of bloom(10) (bloom(10)-twin) wherever bloom(10) is timed"),
 	}
 }
 
@@ -150,6 +158,14 @@ func (f *flags) config() workload.Config {
 	if *f.loadKeys > 0 {
 		cfg.LoadKeys = *f.loadKeys
 	}
+	switch *f.pressureShapes {
+	case "":
+	case "all":
+		cfg.PressureShapes = nil
+	default:
+		cfg.PressureShapes = split(*f.pressureShapes)
+	}
+	cfg.Twin = *f.twin
 	cfg.Dir, cfg.Out = *f.dir, *f.out
 	cfg.CommandLine = strings.Join(append([]string{"go run ./bench/cmd/workload"}, os.Args[1:]...), " ")
 	return cfg

@@ -85,3 +85,20 @@ func TestBadThreads(t *testing.T) {
 		t.Fatalf("exit %d, want 2", code)
 	}
 }
+
+// TestRefusesNestedDirs: -out equal to or inside -dir (or -dir inside -out)
+// is refused with exit status 1 before anything is created: a data
+// directory's cleanup would otherwise delete the report.
+func TestRefusesNestedDirs(t *testing.T) {
+	root := t.TempDir()
+	x := filepath.Join(root, "new", "x")
+	for _, c := range [][2]string{{x, x}, {filepath.Join(x, "report"), x}, {x, filepath.Join(x, "data")}} {
+		stderr, code := runCmd(t, "-tiny", "-out", c[0], "-dir", c[1])
+		if code != 1 || !strings.Contains(stderr, "must be apart") || strings.Contains(stderr, "wrote") {
+			t.Errorf("-out %s -dir %s: exit %d, stderr %q; want 1 and a refusal", c[0], c[1], code, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(root, "new")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("-out %s -dir %s: a directory was created: %v", c[0], c[1], err)
+		}
+	}
+}

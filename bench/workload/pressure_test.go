@@ -1,0 +1,170 @@
+package workload
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPressureCounts runs the pressure regime at 4% on the deep shape (a
+// synthetic layout: no loading) and checks what its report rests on: every
+// listed policy and the A/A twin timed on every pressure path, on an LSM
+// identical to bloom(10)'s; the block cache at its share of the database,
+// with the memtables' reservation on top; the file reads by block kind
+// adding up to the cache's own misses (so that they are the misses by
+// kind), each waiting the device delay; filter lookups only where a level
+// has filters; no key lost.
+func TestPressureCounts(t *testing.T) {
+	cfg := Defaults("tiny")
+	cfg.Ops, cfg.Reps, cfg.CountOps, cfg.Budgets = 30, 2, 200, []int{10}
+	cfg.Delay = time.Microsecond // the test counts blocks; it does not time the device
+	cfg.Shapes, cfg.Regimes, cfg.LoadRounds, cfg.PressureShapes = []string{"deep"}, []string{"pressure4"}, 0, nil
+	cfg.Out = t.TempDir()
+	cfg.Dir = filepath.Join(t.TempDir(), "data")
+	res, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Lost != 0 || res.Phantom != 0 {
+		t.Fatalf("%d keys lost, %d absent keys found", res.Lost, res.Phantom)
+	}
+	g := allRegimes[slices.IndexFunc(allRegimes, func(g regimeSpec) bool { return g.Name == "pressure4" })]
+	none, _ := res.db("deep", "none")
+	if got, want := res.pressureCache(g, "deep"), int64(0.04*float64(unfilteredBytes(none.Shape))); got != want {
+		t.Errorf("pressure4 cache %d bytes for blocks, want 4%% of %d = %d", got, unfilteredBytes(none.Shape), want)
+	}
+	if res.MemtableReserve <= 0 {
+		t.Errorf("memtables' reservation %d, want it measured", res.MemtableReserve)
+	}
+	if ok, why := res.identical("deep", twinName, planBase); !ok {
+		t.Errorf("the twin's LSM is not bloom(10)'s: %s", why)
+	}
+	for _, p := range pressurePaths {
+		k := cellKey{Shape: "deep", Regime: "pressure4", Path: p, Threads: cfg.Threads[0]}
+		cell := res.Cells[k]
+		for _, n := range append(slices.Clone(pressurePolicies), twinName) {
+			cs := cell[n]
+			if cs == nil || len(cs.NsPerOp) != cfg.Reps {
+				t.Errorf("%v %s: not timed in every repetition", k, n)
+				continue
+			}
+			var reads int64
+			for _, x := range cs.IO.Reads {
+				reads += x
+			}
+			if cs.IO.Waited < reads*int64(cfg.Delay) {
+				t.Errorf("%v %s: %d reads waited %d ns in all, less than the delay each", k, n, reads, cs.IO.Waited)
+			}
+			if reads != cs.Cache.Misses {
+				t.Errorf("%v %s: %d file reads (by kind %v), %d block-cache misses", k, n, reads, cs.IO.Reads, cs.Cache.Misses)
+			}
+			if probes := cs.Hits + cs.Misses; (n == "none") != (probes == 0) || cs.Cache.Hits+cs.Cache.Misses < probes {
+				t.Errorf("%v %s: %d filter probes, %d cache lookups", k, n, probes, cs.Cache.Hits+cs.Cache.Misses)
+			}
+		}
+		if st := res.timeRatio(k, twinName, planBase); st.N != cfg.Reps {
+			t.Errorf("%v: twin ratio over %d repetitions, want %d", k, st.N, cfg.Reps)
+		}
+	}
+	report, err := os.ReadFile(filepath.Join(cfg.Out, "WORKLOAD.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"## Memory pressure", "| deep | pressure4 | seek-mix-l6 | 1 | bloom(10)-twin |"} {
+		if !strings.Contains(string(report), s) {
+			t.Errorf("the report lacks %q", s)
+		}
+	}
+}
+
+// TestTwinRule checks the twin rule on made-up cells: a ratio is slower
+// only if its interval lies above 1.02 and above the twin's interval in the
+// same cell; with no twin, above 1.02 alone.
+func TestTwinRule(t *testing.T) {
+	k := cellKey{Shape: "s", Regime: "slow", Path: "get-absent", Threads: 1}
+	k2 := k
+	k2.Path = "get-present"
+	reps := func(x float64) []float64 {
+		out := make([]float64, 10)
+		for i := range out {
+			out[i] = x * (1 + 0.002*float64(i%5))
+		}
+		return out
+	}
+	r := &Result{Cells: map[cellKey]map[string]*cellStats{
+		k: {planBase: {NsPerOp: reps(100)}, twinName: {NsPerOp: []float64{98, 108, 99, 107, 100, 106, 101, 105, 102, 104}},
+			"x": {NsPerOp: reps(105)}, "y": {NsPerOp: reps(110)}},
+		k2: {planBase: {NsPerOp: reps(100)}, "x": {NsPerOp: reps(105)}, "z": {NsPerOp: reps(101)}},
+	}}
+	for _, c := range []struct {
+		k    cellKey
+		x    string
+		want bool
+	}{
+		{k, "x", false}, // above 1.02, not above the twin's interval
+		{k, "y", true},  // above both
+		{k2, "x", true}, // no twin: above 1.02
+		{k2, "z", false},
+	} {
+		st := r.timeRatio(c.k, c.x, planBase)
+		if got := r.slowerThanTwin(c.k, st); got != c.want {
+			t.Errorf("%s in %s: [%.3f, %.3f], twin %+v: slower %v, want %v", c.x, c.k.Path, st.Lo, st.Hi, r.timeRatio(c.k, twinName, planBase), got, c.want)
+		}
+	}
+}
+
+// TestRefusesNestedDirs checks that a report directory equal to, inside or
+// around the data directory is refused before anything is created, and
+// that nothing is left behind, parents included.
+func TestRefusesNestedDirs(t *testing.T) {
+	root := t.TempDir()
+	a := filepath.Join(root, "new", "a")
+	link := filepath.Join(root, "link")
+	if err := os.Symlink(root, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][2]string{
+		{a, a},
+		{filepath.Join(a, "out"), a},
+		{a, filepath.Join(a, "data")},
+		{filepath.Join(link, "new", "a", "x"), a}, // the same through a symbolic link
+		{a + "/", filepath.Join(a, ".")},
+	} {
+		cfg := Defaults("tiny")
+		cfg.Out, cfg.Dir = c[0], c[1]
+		if _, err := Run(cfg); !errors.Is(err, errNested) {
+			t.Errorf("-out %s -dir %s: %v, want errNested", c[0], c[1], err)
+		}
+		if _, err := os.Stat(filepath.Join(root, "new")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("-out %s -dir %s: a directory was created: %v", c[0], c[1], err)
+		}
+	}
+	if err := checkApart(filepath.Join(root, "ab"), filepath.Join(root, "a")); err != nil {
+		t.Errorf("siblings sharing a prefix refused: %v", err)
+	}
+}
+
+// TestCleanupRemovesParents checks that the cleanup of a directory the run
+// created removes the parents it created for it, and only those.
+func TestCleanupRemovesParents(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "p", "q", "r")
+	got, cleanup, err := prepareDir(dir, "x", errDirNotEmpty)
+	if err != nil || got != dir {
+		t.Fatalf("prepareDir: %q, %v", got, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cleanup()
+	if _, err := os.Stat(filepath.Join(root, "p")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("created parent left behind: %v", err)
+	}
+	if _, err := os.Stat(root); err != nil {
+		t.Errorf("the existing parent was removed: %v", err)
+	}
+}
