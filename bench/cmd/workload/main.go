@@ -39,7 +39,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pebble-cuckoo/pebble-cuckoo/bench/workload"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/workload"
 )
 
 // flags are the command's flags.
