@@ -65,17 +65,17 @@ type Usage struct {
 	Tables      int    // number of tables
 	Bytes       uint64 // their file bytes
 	FilterBytes uint64 // their filter blocks' bytes
-	Keys        uint64 // their entries (table property rocksdb.num.entries): every version and tombstone counts
+	Entries     uint64 // their entries (table property rocksdb.num.entries): every version and tombstone counts
 }
 
 // BitsPerEntry returns the filter bits per entry of the row's tables, or 0 if
 // they hold no entries. A filter holds each key once, whatever its versions,
 // so where keys have many versions this is below the policy's bits per key.
 func (u Usage) BitsPerEntry() float64 {
-	if u.Keys == 0 {
+	if u.Entries == 0 {
 		return 0
 	}
-	return 8 * float64(u.FilterBytes) / float64(u.Keys)
+	return 8 * float64(u.FilterBytes) / float64(u.Entries)
 }
 
 // ReadBy reports whether a database opened with opts reads the filters of
@@ -139,7 +139,7 @@ func FilterUsage(db *pebble.DB) ([]Usage, error) {
 			u.Tables++
 			u.Bytes += t.Size
 			u.FilterBytes += filterBytes
-			u.Keys += keys
+			u.Entries += keys
 		}
 		slices.SortFunc(rows[start:], func(a, b Usage) int { return cmp.Compare(a.Policy, b.Policy) })
 	}
@@ -177,7 +177,7 @@ func Mismatches(rows []Usage, opts *pebble.Options) []Mismatch {
 	var entries [7]uint64
 	for _, u := range rows {
 		if u.Level >= 0 && u.Level < len(entries) {
-			entries[u.Level] += u.Keys
+			entries[u.Level] += u.Entries
 		}
 	}
 	var out []Mismatch
@@ -194,7 +194,7 @@ func Mismatches(rows []Usage, opts *pebble.Options) []Mismatch {
 		}
 		m := Mismatch{Usage: u, Want: name}
 		if entries[u.Level] > 0 {
-			m.Share = float64(u.Keys) / float64(entries[u.Level])
+			m.Share = float64(u.Entries) / float64(entries[u.Level])
 		}
 		out = append(out, m)
 	}

@@ -231,7 +231,7 @@ func TestFilterUsageCompaction(t *testing.T) {
 				t.Fatalf("%s: rows out of order: %+v", when, rows)
 			}
 			tables[u.Level] += u.Tables
-			keys += u.Keys
+			keys += u.Entries
 		}
 		for l := range levelTables {
 			levelTables[l] = int(met.Levels[l].TablesCount)
@@ -270,10 +270,10 @@ func TestFilterUsageCompaction(t *testing.T) {
 		// 10 bits a key rounded up to an odd number of 64-byte lines, plus
 		// 5 (at most 10 bits a key, 2 lines and 5 bytes a table), less at
 		// most one bucket (44 bits) and a byte.
-		lo := (10*u.Keys - uint64(u.Tables)*44) / 8
-		hi := 10*u.Keys/8 + uint64(u.Tables)*(2*64+5+1)
+		lo := (10*u.Entries - uint64(u.Tables)*44) / 8
+		hi := 10*u.Entries/8 + uint64(u.Tables)*(2*64+5+1)
 		if u.FilterBytes < lo || u.FilterBytes > hi {
-			t.Fatalf("level %d: %d filter bytes for %d keys in %d tables (%.2f bits a key), want %d to %d", u.Level, u.FilterBytes, u.Keys, u.Tables, u.BitsPerEntry(), lo, hi)
+			t.Fatalf("level %d: %d filter bytes for %d keys in %d tables (%.2f bits a key), want %d to %d", u.Level, u.FilterBytes, u.Entries, u.Tables, u.BitsPerEntry(), lo, hi)
 		}
 	}
 	m.checkKeys()

@@ -20,7 +20,7 @@ func ExampleFilterPolicy() {
 	fmt.Println(p.MayContain(pebble.TableFilter, block, []byte("user0042")))
 	info, _ := cuckoopolicy.Inspect(block)
 	fmt.Printf("f=%d semi-sorted=%v keys=%d bits/key=%.1f\n",
-		info.FingerprintBits, info.SemiSorted, info.Keys, info.BitsPerKey)
+		info.FingerprintBits, info.SemiSort, info.Keys, info.BitsPerKey)
 	// Output:
 	// true
 	// f=11 semi-sorted=true keys=1000 bits/key=10.8
@@ -60,10 +60,10 @@ func ExampleFilterUsage() {
 		panic(err)
 	}
 	for _, u := range rows {
-		fmt.Printf("L%d %s: %d table(s), %d keys, %.1f filter bits per key\n", u.Level, u.Policy, u.Tables, u.Keys, u.BitsPerEntry())
+		fmt.Printf("L%d %s: %d table(s), %d entries, %.1f filter bits per entry\n", u.Level, u.Policy, u.Tables, u.Entries, u.BitsPerEntry())
 	}
 	// Output:
-	// L0 pebble_cuckoo.v1: 1 table(s), 1000 keys, 10.8 filter bits per key
+	// L0 pebble_cuckoo.v1: 1 table(s), 1000 entries, 10.8 filter bits per entry
 }
 
 // Parsing an OPTIONS file that names the cuckoo policy.
@@ -91,7 +91,7 @@ func ExampleInspect() {
 		w.AddKey(fmt.Appendf(nil, "k%d", i))
 	}
 	info, err := cuckoopolicy.Inspect(w.Finish(nil))
-	fmt.Println(info.FingerprintBits, info.SemiSorted, info.Keys, info.Buckets, err)
+	fmt.Println(info.FingerprintBits, info.SemiSort, info.Keys, info.Buckets, err)
 	_, err = cuckoopolicy.Inspect([]byte("not a filter"))
 	fmt.Println(err)
 	// Output:

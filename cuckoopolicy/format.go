@@ -227,7 +227,7 @@ func Inspect(filter []byte) (Info, error) {
 	t := trailerOf(m, seed, kc, uint32(w))
 	info := Info{
 		FingerprintBits: int(t.f),
-		SemiSorted:      t.flags&flagSemiSort != 0,
+		SemiSort:        t.flags&flagSemiSort != 0,
 		Unfiltered:      t.flags&flagUnfiltered != 0,
 		Bloom:           t.flags&flagBloom != 0,
 		Buckets:         int(t.buckets),
@@ -254,7 +254,7 @@ func Inspect(filter []byte) (Info, error) {
 // keys in a million at 1M keys.
 type Info struct {
 	FingerprintBits int     // bits per fingerprint, 4 to 32
-	SemiSorted      bool    // buckets are semi-sorted (4f-4 bits each)
+	SemiSort        bool    // buckets are semi-sorted (4f-4 bits each)
 	Unfiltered      bool    // the block holds no filter: no buckets, "may contain" for every key
 	Bloom           bool    // the block holds a Pebble bloom filter, no buckets (FingerprintBits is 4)
 	Buckets, Keys   int     // buckets of four slots; entries placed (see below)

@@ -69,8 +69,8 @@ func TestEveryBudget(t *testing.T) {
 			t.Fatalf("B=%d: %v", b, err)
 		}
 		cb := clampBudget(b)
-		if f, _ := p.config().tableBuckets(uint64(keys.Len())); !info.SemiSorted || info.FingerprintBits != f {
-			t.Errorf("B=%d: got f=%d semi=%v, want f=%d semi", b, info.FingerprintBits, info.SemiSorted, f)
+		if f, _ := p.config().tableBuckets(uint64(keys.Len())); !info.SemiSort || info.FingerprintBits != f {
+			t.Errorf("B=%d: got f=%d semi=%v, want f=%d semi", b, info.FingerprintBits, info.SemiSort, f)
 		}
 		if bb := bloomBlockBytes(cb, uint64(keys.Len())); float64(len(block)) > bb && cb >= 9 {
 			t.Errorf("B=%d: %d bytes, bloom(%d) %.0f", b, len(block), cb, bb)

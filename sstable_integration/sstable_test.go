@@ -239,8 +239,8 @@ func checkInspect(t *testing.T, block []byte, policy pebble.FilterPolicy, n int)
 			t.Fatalf("Inspect: %d-bit fingerprints, want %d", info.FingerprintBits, p.FingerprintBits)
 		}
 	}
-	if info.SemiSorted != wantSemi {
-		t.Fatalf("Inspect: semi-sorted %v, want %v", info.SemiSorted, wantSemi)
+	if info.SemiSort != wantSemi {
+		t.Fatalf("Inspect: semi-sorted %v, want %v", info.SemiSort, wantSemi)
 	}
 	return info
 }

@@ -161,13 +161,13 @@ func report(w io.Writer, db *pebble.DB, opts *pebble.Options, keys, gets int) er
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "  %-5s %-26s %6s %8s %12s %9s  %s\n", "level", "filter policy", "tables", "keys", "filter bytes", "bits/key", "ReadBy")
+	fmt.Fprintf(w, "  %-5s %-26s %6s %8s %12s %9s  %s\n", "level", "filter policy", "tables", "entries", "filter bytes", "bits/entry", "ReadBy")
 	for _, u := range rows {
 		read := "yes"
 		if !u.ReadBy(opts) {
 			read = "NO: these tables are read unfiltered"
 		}
-		fmt.Fprintf(w, "  L%-4d %-26s %6d %8d %12d %9.2f  %s\n", u.Level, u.Policy, u.Tables, u.Keys, u.FilterBytes, u.BitsPerEntry(), read)
+		fmt.Fprintf(w, "  L%-4d %-26s %6d %8d %12d %9.2f  %s\n", u.Level, policyName(u), u.Tables, u.Entries, u.FilterBytes, u.BitsPerEntry(), read)
 	}
 	s, err := absentGets(db, keys, gets)
 	if err != nil {
@@ -268,3 +268,12 @@ type quiet struct{}
 func (quiet) Infof(string, ...any)      {}
 func (quiet) Errorf(f string, a ...any) { log.Printf(f, a...) }
 func (quiet) Fatalf(f string, a ...any) { log.Fatalf(f, a...) }
+
+// policyName is a row's filter policy, "none" for tables without a filter,
+// as plans print it.
+func policyName(u cuckoopolicy.Usage) string {
+	if u.Policy == "" {
+		return "none"
+	}
+	return u.Policy
+}

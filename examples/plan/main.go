@@ -225,9 +225,9 @@ func usage(w io.Writer, db *pebble.DB) (uint64, error) {
 		return 0, err
 	}
 	var total, loaded uint64
-	fmt.Fprintf(w, "  %-5s %-26s %6s %8s %12s %9s\n", "level", "filter policy", "tables", "keys", "filter bytes", "bits/key")
+	fmt.Fprintf(w, "  %-5s %-26s %6s %8s %12s %9s\n", "level", "filter policy", "tables", "entries", "filter bytes", "bits/entry")
 	for _, u := range rows {
-		fmt.Fprintf(w, "  L%-4d %-26s %6d %8d %12d %9.2f\n", u.Level, u.Policy, u.Tables, u.Keys, u.FilterBytes, u.BitsPerEntry())
+		fmt.Fprintf(w, "  L%-4d %-26s %6d %8d %12d %9.2f\n", u.Level, policyName(u), u.Tables, u.Entries, u.FilterBytes, u.BitsPerEntry())
 		total += u.FilterBytes
 		if u.Level < 6 {
 			loaded += u.FilterBytes
@@ -277,3 +277,12 @@ type quiet struct{}
 func (quiet) Infof(string, ...any)      {}
 func (quiet) Errorf(f string, a ...any) { log.Printf(f, a...) }
 func (quiet) Fatalf(f string, a ...any) { log.Fatalf(f, a...) }
+
+// policyName is a row's filter policy, "none" for tables without a filter,
+// as plans print it.
+func policyName(u cuckoopolicy.Usage) string {
+	if u.Policy == "" {
+		return "none"
+	}
+	return u.Policy
+}

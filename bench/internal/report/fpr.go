@@ -324,7 +324,7 @@ func inspectString(b []byte) string {
 		return "inspect: " + err.Error()
 	}
 	s := fmt.Sprintf("f=%d load=%.3f", in.FingerprintBits, in.LoadFactor)
-	if in.SemiSorted {
+	if in.SemiSort {
 		s += " semi"
 	}
 	return s

@@ -117,7 +117,7 @@ func readShape(db *pebble.DB) (lsmShape, error) {
 		return s, err
 	}
 	for _, u := range usage {
-		s.Keys[u.Level] += u.Keys
+		s.Keys[u.Level] += u.Entries
 		s.FilterBytes[u.Level] += u.FilterBytes
 	}
 	levels, err := db.SSTables(pebble.WithProperties())
