@@ -18,8 +18,14 @@ func TestDamagedBlocks(t *testing.T) {
 	r := testkit.Rand(testkit.Seed(t), 0)
 	keys := testkit.RandomKeys(r, 500)
 	p := FilterPolicy(10)
-	for _, version := range []uint8{formatVersion, formatV1} {
-		block := withVersion(build(p, keys), version)
+	for _, version := range []uint8{shortVersion, formatVersion, formatV1} {
+		block, tl, vo := build(p, keys), shortTrailerLen, 14 // vo: the version byte's offset in the trailer
+		if version != shortVersion {
+			block, tl, vo = withVersion(block, version), trailerLen, 27
+		}
+		if v := blockTrailer(block).version; v != version {
+			t.Fatalf("block of version %d, want %d", v, version)
+		}
 		check := func(what string, b []byte) {
 			t.Helper()
 			_, err := Inspect(b)
@@ -37,8 +43,8 @@ func TestDamagedBlocks(t *testing.T) {
 			check("prefixed", append(append([]byte(nil), pre...), block...))
 			check("padded", append(append([]byte(nil), block...), pre...))
 		}
-		tr := len(block) - trailerLen
-		for bit := 0; bit < 8*trailerLen; bit++ {
+		tr := len(block) - tl
+		for bit := 0; bit < 8*tl; bit++ {
 			b := append([]byte(nil), block...)
 			b[tr+bit/8] ^= 1 << (bit % 8)
 			if _, err := Inspect(b); err == nil {
@@ -46,14 +52,19 @@ func TestDamagedBlocks(t *testing.T) {
 			}
 			check("flipped trailer bit", b)
 		}
-		// The version byte selects the check: a block relabelled as the
-		// other version, check unchanged, is rejected.
-		b := append([]byte(nil), block...)
-		b[tr+27] = formatVersion + formatV1 - version
-		if _, err := Inspect(b); err == nil {
-			t.Errorf("version %d relabelled %d: Inspect accepted the block", version, b[tr+27])
+		// The version byte selects the check: a block relabelled as
+		// another version, check unchanged, is rejected.
+		for _, other := range []uint8{shortVersion, formatVersion, formatV1} {
+			if other == version {
+				continue
+			}
+			b := append([]byte(nil), block...)
+			b[tr+vo] = other
+			if _, err := Inspect(b); err == nil {
+				t.Errorf("version %d relabelled %d: Inspect accepted the block", version, other)
+			}
+			check("relabelled", b)
 		}
-		check("relabelled", b)
 	}
 	// Another filter type is never vouched for.
 	if !p.MayContain(pebble.FilterType(7), build(p, keys), []byte("absent")) {
@@ -61,21 +72,39 @@ func TestDamagedBlocks(t *testing.T) {
 	}
 }
 
-// withTrailer returns a copy of block with its trailer changed by edit and
-// rewritten, check included (for edit's version).
+// withTrailer returns a copy of block with its trailer, short or long,
+// changed by edit and rewritten, check included (for edit's version). A short
+// trailer's fields must still fit it.
 func withTrailer(block []byte, edit func(*trailer)) []byte {
 	b := append([]byte(nil), block...)
-	m, seed, kc, w := trailerWords(b)
-	t := trailerOf(m, seed, kc, uint32(w))
+	t := blockTrailer(b)
 	edit(&t)
+	if isShort(b) {
+		t.putShort(b[len(b)-shortTrailerLen:])
+	} else {
+		t.put(b[len(b)-trailerLen:])
+	}
+	return b
+}
+
+// longBlock returns block with a long trailer: a copy of a long block, or
+// the table of a short one, its padding and a version 2 trailer with the
+// same fields, as the writer wrote the table before the short trailer.
+func longBlock(block []byte) []byte {
+	if !isShort(block) {
+		return append([]byte(nil), block...)
+	}
+	t := shortTrailer(block)
+	t.version = formatVersion
+	b := append(block[:len(block)-shortTrailerLen:len(block)-shortTrailerLen], make([]byte, 8+trailerLen)...)
 	t.put(b[len(b)-trailerLen:])
 	return b
 }
 
-// withVersion returns a copy of block with its trailer rewritten as the
-// given format version, check included.
+// withVersion returns a copy of block with a long trailer (longBlock)
+// rewritten as the given format version, 1 or 2, check included.
 func withVersion(block []byte, version uint8) []byte {
-	return withTrailer(block, func(t *trailer) { t.version = version })
+	return withTrailer(longBlock(block), func(t *trailer) { t.version = version })
 }
 
 // TestRandomBytes: MayContain and Inspect on random bytes of every length up
@@ -125,6 +154,21 @@ func TestRandomBytes(t *testing.T) {
 	tl.put(b)
 	if !p.MayContain(pebble.TableFilter, b, []byte("k")) {
 		t.Fatal("keys without buckets answered absent")
+	}
+	// Short trailers: no buckets (with and without keys), 2^32-1 buckets
+	// over 8 bytes, and unsupported widths, each with a matching check.
+	for _, tl := range []trailer{{f: 10}, {f: 10, keys: 3}, {f: 16, flags: flagSemiSort, buckets: 1<<32 - 1, keys: 5},
+		{f: 0, buckets: 1, keys: 1}, {f: 3, buckets: 1, keys: 1}, {f: 33, buckets: 1, keys: 1}, {f: 255, buckets: 1, keys: 1}} {
+		for _, pad := range []int{0, 8, 100} {
+			b := make([]byte, pad+shortTrailerLen)
+			tl.putShort(b[pad:])
+			if !p.MayContain(pebble.TableFilter, b, []byte("k")) {
+				t.Fatalf("short trailer %+v after %d bytes answered absent", tl, pad)
+			}
+			if _, err := Inspect(b); err == nil {
+				t.Fatalf("Inspect accepted short trailer %+v after %d bytes", tl, pad)
+			}
+		}
 	}
 }
 
@@ -265,6 +309,67 @@ func TestTrailerOK(t *testing.T) {
 		want := trailerReason(m, seed, kc, w) == okBlock && uint8(w>>24) == formatVersion
 		if got := trailerOK(m, seed, kc, w); got != want {
 			t.Fatalf("trailer % x: trailerOK %v, trailerReason accepts it as version 2: %v", b, got, want)
+		}
+	}
+}
+
+// TestShortTrailerLayout pins the short trailer's byte positions and check,
+// as FORMAT.md states them, independently of the golden files.
+func TestShortTrailerLayout(t *testing.T) {
+	tl := trailer{buckets: 0x01020304, seed: 0x1112, keys: 0x21222324, f: 13, flags: flagSemiSort}
+	b := make([]byte, shortTrailerLen)
+	tl.putShort(b)
+	if binary.LittleEndian.Uint32(b[0:]) != 0x01020304 || binary.LittleEndian.Uint32(b[4:]) != 0x21222324 ||
+		binary.LittleEndian.Uint16(b[8:]) != 0x1112 || b[12] != 13 || b[13] != 1 || b[14] != 3 || b[15] != 'c' {
+		t.Fatalf("short trailer bytes %x", b)
+	}
+	// The eight 16-bit little-endian words XORed give 0x9e37.
+	var x uint16
+	for i := 0; i < shortTrailerLen; i += 2 {
+		x ^= binary.LittleEndian.Uint16(b[i:])
+	}
+	if x != 0x9e37 {
+		t.Fatalf("short trailer folds to %#x", x)
+	}
+	if got := blockTrailer(b); got.buckets != tl.buckets || got.seed != tl.seed || got.keys != tl.keys ||
+		got.f != tl.f || got.flags != tl.flags || got.version != shortVersion {
+		t.Fatalf("decoded %+v from %+v", got, tl)
+	}
+}
+
+// TestShortOK checks MayContain's inline test of a short trailer against
+// checkShort: shortOK accepts a trailer exactly when checkShort finds no
+// fault in the trailer itself (its version, check and flags). The trailers
+// are valid ones, as written or with one or two bits flipped, a byte of the
+// second word set at random, or all 16 bytes random.
+func TestShortOK(t *testing.T) {
+	r := testkit.Rand(testkit.Seed(t), 0)
+	var b [shortTrailerLen]byte
+	for i := range 200000 {
+		tr := trailer{buckets: r.Uint64N(1 << 32), seed: r.Uint64N(1 << 16), keys: r.Uint32(),
+			f: uint8(r.IntN(40)), flags: uint8(r.IntN(2))}
+		tr.putShort(b[:])
+		switch i % 3 {
+		case 0:
+			for range 1 + r.IntN(2) {
+				b[r.IntN(shortTrailerLen)] ^= 1 << r.IntN(8)
+			}
+		case 1:
+			b[8+r.IntN(8)] = uint8(r.Uint32())
+		case 2:
+			if i%6 == 2 {
+				for j := range b {
+					b[j] = uint8(r.Uint32())
+				}
+			}
+		}
+		reason := okBlock
+		if isShort(b[:]) {
+			reason = checkShort(b[:])
+		}
+		want := isShort(b[:]) && reason != errVersion && reason != errChecksum && reason != errFlags
+		if got := shortOK(shortWords(b[:])); got != want {
+			t.Fatalf("trailer % x: shortOK %v, checkShort %d", b, got, reason)
 		}
 	}
 }

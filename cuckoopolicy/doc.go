@@ -5,9 +5,8 @@
 // bloom's 1.16% at 10 bits, 0.18% against 0.67% at 12, 0.011% against 0.36%
 // at 16), so point lookups (Get, SeekPrefixGE) read fewer data blocks for
 // keys a table does not hold. A table's block takes the bytes
-// bloom.FilterPolicy of the same budget would give it, except where bloom's
-// lines leave too little for the block's fixed 40 bytes (tables of a few
-// hundred keys or fewer), where it takes at most about 40 bytes more.
+// bloom.FilterPolicy of the same budget would give it, or fewer, on tables
+// of any size from 9 bits a key up.
 //
 // # Use
 //

@@ -10,11 +10,14 @@ import (
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/static"
 )
 
-// The trailer that ends every filter block (see FORMAT.md).
+// The long trailer (versions 1 and 2) that ends the blocks of earlier
+// releases, and the blocks the writer writes without buckets: empty tables,
+// unfiltered and bloom blocks (see FORMAT.md).
 const (
 	trailerLen = 32
-	// formatVersion is what the writer writes. Readers also accept
-	// formatV1, which differs only in how the check field is computed.
+	// formatVersion is what the writer writes in a long trailer. Readers
+	// also accept formatV1, which differs only in how the check field is
+	// computed.
 	formatVersion = 2
 	formatV1      = 1
 	magic         = 0x4f4f4b43 // "CKOO" in little-endian order
@@ -31,6 +34,24 @@ const (
 	// per key, where no cuckoo filter fits.
 	flagBloom  = 4
 	knownFlags = flagSemiSort | flagUnfiltered | flagBloom
+)
+
+// The short trailer (version 3) that ends every block the writer writes with
+// buckets: 16 bytes in place of the 8 bytes of padding and the 32-byte
+// trailer. Its first 8 bytes are the padding that lets a lookup read the last
+// bucket with one 8-byte load (lookups mask what lies past a bucket), so a
+// block's fixed cost is 16 bytes. See FORMAT.md.
+const (
+	shortTrailerLen = 16
+	shortVersion    = 3
+	shortMagic      = 'c'
+	shortFold       = 0x9e37 // what a version 3 trailer folds to
+	// shortWord is the high 24 bits of a version 3 trailer's second word
+	// with the flags it may carry cleared: its magic, version and flags.
+	shortWord = shortMagic<<16 | shortVersion<<8
+	// maxShortSeed is the largest seed the short trailer holds; the
+	// builder's seeds count its attempts, so a larger one never comes.
+	maxShortSeed = 1<<16 - 1
 )
 
 // ErrInvalidFilter is returned by Inspect for bytes that are not a filter
@@ -88,6 +109,40 @@ func (t *trailer) put(b []byte) {
 	binary.LittleEndian.PutUint32(b[20:], fold(m, seed, kc, w)^checkFold)
 }
 
+// fold16 is the version 3 check: the XOR of the trailer's two words folded
+// to 16 bits. The writer sets the check field so that a trailer folds to
+// shortFold; as with fold, any single flipped bit flips one bit of the fold.
+func fold16(a, w uint64) uint16 {
+	x := a ^ w
+	x ^= x >> 32
+	return uint16(x ^ x>>16)
+}
+
+// shortWords reads the short trailer of b, at least shortTrailerLen bytes
+// long, as two little-endian words: buckets and key count, and seed, check,
+// width, flags, version and magic.
+func shortWords(b []byte) (a, w uint64) {
+	tb := b[len(b)-shortTrailerLen:]
+	_ = tb[shortTrailerLen-1]
+	return binary.LittleEndian.Uint64(tb[0:]), binary.LittleEndian.Uint64(tb[8:])
+}
+
+// shortOK reports whether two words are a sound version 3 trailer: check,
+// magic, version and flags. It is MayContain's test, small enough to inline.
+func shortOK(a, w uint64) bool {
+	return fold16(a, w) == shortFold && w>>40&^flagSemiSort == shortWord
+}
+
+// putShort writes t as a version 3 trailer into b (shortTrailerLen bytes).
+// t.buckets and t.keys must fit 32 bits and t.seed 16.
+func (t *trailer) putShort(b []byte) {
+	a := t.buckets | uint64(t.keys)<<32
+	w := t.seed | uint64(t.f)<<32 | uint64(t.flags)<<40 | uint64(shortVersion)<<48 | uint64(shortMagic)<<56
+	w |= uint64(fold16(a, w)^shortFold) << 16
+	binary.LittleEndian.PutUint64(b[0:], a)
+	binary.LittleEndian.PutUint64(b[8:], w)
+}
+
 // Reasons a block is rejected; MayContain answers true for all of them.
 const (
 	okBlock = iota
@@ -102,6 +157,7 @@ const (
 	errLength
 	errUnfiltered
 	errBloom
+	errShortEmpty
 )
 
 var reasons = [...]string{
@@ -116,12 +172,16 @@ var reasons = [...]string{
 	errLength:     "table length does not match the bucket count",
 	errUnfiltered: "unfiltered block with buckets or a table",
 	errBloom:      "bloom block with buckets, no keys, other flags or a malformed bloom table",
+	errShortEmpty: "short trailer without buckets",
 }
 
 // check validates a block and returns okBlock or the reason it is rejected.
 // A block with zero keys and zero buckets is valid and empty. check does not
 // allocate.
 func check(b []byte) int {
+	if isShort(b) {
+		return checkShort(b)
+	}
 	if len(b) < trailerLen {
 		return errShort
 	}
@@ -156,6 +216,55 @@ func check(b []byte) int {
 		return errLength
 	}
 	return okBlock
+}
+
+// isShort reports whether b ends in a version 3 trailer's magic byte (a
+// version 1 or 2 trailer ends in 'O').
+func isShort(b []byte) bool { return len(b) >= shortTrailerLen && b[len(b)-1] == shortMagic }
+
+// checkShort is check for a block that ends in a short trailer's magic.
+func checkShort(b []byte) int {
+	t := shortTrailer(b)
+	a, w := shortWords(b)
+	switch {
+	case t.version != shortVersion:
+		return errVersion
+	case fold16(a, w) != shortFold:
+		return errChecksum
+	case t.flags&^flagSemiSort != 0:
+		return errFlags
+	case t.f < cuckoohash.MinFingerprintBits || t.f > cuckoohash.MaxFingerprintBits:
+		return errWidth
+	case t.buckets == 0:
+		return errShortEmpty
+	case tooManyKeys(t.keys, t.buckets):
+		return errKeys
+	}
+	size, ok := static.Size(static.Params{FingerprintBits: int(t.f), SemiSort: t.flags&flagSemiSort != 0, Buckets: t.buckets})
+	if !ok || size != len(b)-shortTrailerLen+cuckoohash.PadBytes {
+		return errLength
+	}
+	return okBlock
+}
+
+// shortTrailer decodes the short trailer of b, at least shortTrailerLen
+// bytes long.
+func shortTrailer(b []byte) trailer {
+	a, w := shortWords(b)
+	return trailer{
+		buckets: a & 0xffffffff, keys: uint32(a >> 32), seed: w & 0xffff, check: uint32(w >> 16 & 0xffff),
+		f: uint8(w >> 32), flags: uint8(w >> 40), version: uint8(w >> 48),
+	}
+}
+
+// blockTrailer decodes the trailer of b, short or long, without checking
+// it: b must be at least as long as the trailer its last byte names.
+func blockTrailer(b []byte) trailer {
+	if isShort(b) {
+		return shortTrailer(b)
+	}
+	m, seed, kc, w := trailerWords(b)
+	return trailerOf(m, seed, kc, uint32(w))
 }
 
 // tooManyKeys reports whether a trailer's key count is more than its m
@@ -223,8 +332,7 @@ func Inspect(filter []byte) (Info, error) {
 	if r := check(filter); r != okBlock {
 		return Info{}, fmt.Errorf("%w: %s (%d bytes)", ErrInvalidFilter, reasons[r], len(filter))
 	}
-	m, seed, kc, w := trailerWords(filter)
-	t := trailerOf(m, seed, kc, uint32(w))
+	t := blockTrailer(filter)
 	info := Info{
 		FingerprintBits: int(t.f),
 		SemiSort:        t.flags&flagSemiSort != 0,

@@ -9,12 +9,15 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// addGoldenSeeds seeds a fuzz target with the golden blocks of both format
-// versions and corrupted copies of them.
+// addGoldenSeeds seeds a fuzz target with the golden blocks of every format
+// version and corrupted copies of them.
 func addGoldenSeeds(f *testing.F, add func(block []byte)) {
-	paths, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.block"))
-	old, _ := filepath.Glob(filepath.Join("testdata", "golden", "v1", "*.block"))
-	for _, p := range append(paths, old...) {
+	var paths []string
+	for _, dir := range []string{".", "v2", "v1"} {
+		p, _ := filepath.Glob(filepath.Join("testdata", "golden", dir, "*.block"))
+		paths = append(paths, p...)
+	}
+	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
@@ -24,7 +27,10 @@ func addGoldenSeeds(f *testing.F, add func(block []byte)) {
 			add(b[1:])
 			add(b[:len(b)-1])
 			c := append([]byte(nil), b...)
-			c[len(c)-5] ^= 0x10 // the width byte
+			c[len(c)-5] ^= 0x10 // the long trailer's width byte
+			add(c)
+			c = append([]byte(nil), b...)
+			c[len(c)-4] ^= 0x10 // the short trailer's width byte
 			add(c)
 		}
 	}

@@ -21,9 +21,12 @@ var update = flag.Bool("update", false, "rewrite the golden filter blocks in tes
 // builder's eviction search came in) leaves older blocks readable: keep them
 // beside the new ones, as below, then -update.
 //
-// testdata/golden holds the blocks the writer writes (format version 2);
-// testdata/golden/budget those it wrote before FilterPolicy sized tables to
-// bloom.FilterPolicy's bytes (B bits a key, 40 bytes of fixed cost);
+// testdata/golden holds the blocks the writer writes (format version 3, the
+// short trailer); testdata/golden/v2 those it wrote before, with the
+// padding and the long trailer (version 2) and bloom.FilterPolicy's bytes
+// less 40 for them; testdata/golden/budget those it wrote before
+// FilterPolicy sized tables to bloom.FilterPolicy's bytes (B bits a key, 40
+// bytes of fixed cost);
 // testdata/golden/search those of the builder before its walks were led by
 // labels (afcae42), testdata/golden/walk those of the builder before its
 // breadth-first eviction search (07e9797), and testdata/golden/v1 the
@@ -65,13 +68,27 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("block differs from %s: %s", path, firstDiff(got, want))
 			}
 			// Blocks on disk stay readable: every key of the golden block is found.
-			readGolden(t, path, keys)
+			_, info := readGolden(t, path, keys)
+			if tc.n > 0 && !isShort(got) {
+				t.Fatalf("%d keys: the writer wrote a long trailer", tc.n)
+			}
+
+			// The blocks of version 2 read as well, and have a long
+			// trailer, except the empty table's, which is written as
+			// before.
+			v2, v2Info := readGolden(t, filepath.Join("testdata", "golden", "v2", tc.name+".block"), keys)
+			if isShort(v2) || blockTrailer(v2).version != formatVersion {
+				t.Fatalf("v2 block of version %d", blockTrailer(v2).version)
+			}
+			if tc.n == 0 && (!bytes.Equal(v2, got) || v2Info != info) {
+				t.Fatalf("the empty table's block changed: %x, was %x", got, v2)
+			}
 
 			// The blocks of the earlier sizing and builders read as well,
 			// and the last builder's before the sizing changed has the
 			// parameters of that sizing.
 			_, wantInfo := readGolden(t, filepath.Join("testdata", "golden", "budget", tc.name+".block"), keys)
-			_, info := readGolden(t, filepath.Join("testdata", "golden", "search", tc.name+".block"), keys)
+			_, info = readGolden(t, filepath.Join("testdata", "golden", "search", tc.name+".block"), keys)
 			if info != wantInfo {
 				t.Fatalf("search block: Inspect %+v; the budget block %+v", info, wantInfo)
 			}

@@ -94,12 +94,35 @@ func (p FilterPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) bo
 		return true
 	}
 	n := len(filter)
-	if n < trailerLen {
+	if n < shortTrailerLen {
 		return true
 	}
 	// Hash first: only the filter is live across the call, so little is
 	// spilled around it.
 	h := cuckoohash.Hash(key)
+	a, w := shortWords(filter)
+	if !shortOK(a, w) {
+		return mayContainLong(filter, key, h)
+	}
+	// A version 3 block: the table, then the short trailer, whose first 8
+	// bytes are the table's padding. static.Lookup checks the width and the
+	// table length itself (no buckets is not a table: it answers true). The
+	// table's cap is its length, so that cap(filter) need not be kept across
+	// the hash call.
+	if tooManyKeys(uint32(a>>32), a&0xffffffff) {
+		return true
+	}
+	return static.Lookup(filter[:n-8:n-8], a&0xffffffff, w&0xffff, uint(w>>32&0xff), w&(flagSemiSort<<40) != 0, h)
+}
+
+// mayContainLong is MayContain for a block with the 32-byte trailer of
+// versions 1 and 2: the tables earlier releases wrote, empty tables,
+// unfiltered and bloom blocks.
+func mayContainLong(filter, key []byte, h uint64) bool {
+	n := len(filter)
+	if n < trailerLen {
+		return true
+	}
 	m, seed, kc, w := trailerWords(filter)
 	if !trailerOK(m, seed, kc, w) && trailerReason(m, seed, kc, w) != okBlock {
 		return true
@@ -112,9 +135,6 @@ func (p FilterPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) bo
 		}
 		return true
 	}
-	// static.Lookup checks the width and the table length itself. The
-	// table's cap is its length, so that cap(filter) need not be kept
-	// across the hash call.
 	return static.Lookup(filter[:n-trailerLen:n-trailerLen], m, seed, uint(w&0xff), w&(flagSemiSort<<8) != 0, h)
 }
 
@@ -264,7 +284,7 @@ func (c config) buckets(f, n int) uint64 {
 }
 
 // fits returns the most buckets of f-bit fingerprints the block for n
-// hashes can take within blockBudget (the packed buckets, padding and
+// hashes can take within blockBudget (the packed buckets and the short
 // trailer), and whether that loads them no more than maxLoad.
 func (c config) fits(f, n int) (uint64, bool) {
 	bb := uint64(4 * f)
@@ -272,8 +292,8 @@ func (c config) fits(f, n int) (uint64, bool) {
 		bb -= 4
 	}
 	var m uint64
-	if b := c.blockBudget(n); b > cuckoohash.PadBytes+trailerLen {
-		m = 8 * (b - cuckoohash.PadBytes - trailerLen) / bb
+	if b := c.blockBudget(n); b > shortTrailerLen {
+		m = 8 * (b - shortTrailerLen) / bb
 	}
 	return m, m > 0 && float64(n) <= 4*maxLoad*float64(m)
 }
@@ -281,35 +301,21 @@ func (c config) fits(f, n int) (uint64, bool) {
 // blockBudget is the bytes a budget of bits per key gives a block of n
 // hashes: what bloom.FilterPolicy(c.bitsPerKey) spends on them, its
 // rounding up to an odd number of 64-byte lines included, which is never
-// less than c.bitsPerKey bits a key, or, where more, what the block of the
-// budget's own width takes at a load of at most maxLoad (minBlockBytes). So
-// FilterPolicy(B) takes no more bytes than bloom.FilterPolicy(B) except on
-// tables where bloom's lines leave too little for the block's fixed 40 bytes
-// (at B = 10, 67 sizes between 24 and 358 keys, at most 34 bytes more),
-// where it keeps the width of its budget rather than take a rate many times
-// bloom's, and it spends what bloom's rounding adds to small tables on a
-// wider fingerprint or a lower load.
+// less than c.bitsPerKey bits a key. FilterPolicy(B) spends what bloom's
+// rounding adds to small tables on a wider fingerprint or a lower load.
 func (c config) blockBudget(n int) uint64 {
-	return max(uint64(bloomBlockBytes(c.bitsPerKey, uint64(n))), c.minBlockBytes(n))
+	return uint64(bloomBlockBytes(c.bitsPerKey, uint64(n)))
 }
 
-// minBlockBytes is the block of n hashes in fingerprints of the budget's
-// width (budgetWidth) at B bits a key, or at load maxLoad where those bits
-// are too few: the bytes the budget rule took before it followed bloom's.
-func (c config) minBlockBytes(n int) uint64 {
-	f := budgetWidth(c.bitsPerKey, c.semi)
-	bb := uint64(4 * f)
-	if c.semi {
-		bb -= 4
+// blockLen is the length of the block the writer writes around a packed
+// table of tb bytes, its padding included: the table and the short trailer,
+// whose first 8 bytes are the padding, or the long trailer alone for a table
+// without buckets.
+func blockLen(tb int) int {
+	if tb == 0 {
+		return trailerLen
 	}
-	const overhead = 8*(cuckoohash.PadBytes+trailerLen) + 7
-	var m uint64
-	if total := uint64(c.bitsPerKey) * uint64(n); total > overhead {
-		m = (total - overhead) / bb
-	}
-	m = max(m, uint64(math.Ceil(float64(n)/(4*maxLoad))), 1)
-	tb, _ := cuckoohash.TableBytes(m, uint(f), c.semi)
-	return uint64(tb + trailerLen)
+	return tb - cuckoohash.PadBytes + shortTrailerLen
 }
 
 // writer is the FilterWriter: it collects the 64-bit hash of each key,
@@ -388,7 +394,7 @@ func (w *writer) Finish(dst []byte) []byte {
 			// more than the budget's bytes, take a narrower width, whose
 			// table at those bytes is less loaded.
 			if w.cfg.bitsPerKey == 0 || f == cuckoohash.MinFingerprintBits ||
-				uint64(len(dst)-start+trailerLen) <= w.cfg.blockBudget(n) {
+				uint64(blockLen(len(dst)-start)) <= w.cfg.blockBudget(n) {
 				break
 			}
 			if _, ok := w.cfg.fits(f-1, n); !ok {
@@ -398,6 +404,14 @@ func (w *writer) Finish(dst []byte) []byte {
 		}
 		builders.Put(b)
 		t.f, t.buckets, t.seed, t.keys = uint8(f), p.Buckets, p.Seed, uint32(p.Keys)
+		if p.Buckets <= math.MaxUint32 && p.Seed <= maxShortSeed {
+			// The short trailer's first word takes the padding's place.
+			dst = dst[:len(dst)-cuckoohash.PadBytes]
+			start := len(dst)
+			dst = append(dst, make([]byte, shortTrailerLen)...)
+			t.putShort(dst[start:])
+			return dst
+		}
 	}
 	start := len(dst)
 	dst = append(dst, make([]byte, trailerLen)...)

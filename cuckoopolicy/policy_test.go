@@ -232,7 +232,7 @@ func TestDuplicates(t *testing.T) {
 	if !p.MayContain(pebble.TableFilter, block, []byte("the same key")) {
 		t.Fatal("false negative for the repeated key")
 	}
-	if info, err := Inspect(block); err != nil || info.Keys != 1 || len(block) > 64 {
+	if info, err := Inspect(block); err != nil || info.Keys != 1 || float64(len(block)) > bloomBlockBytes(10, 1) {
 		t.Fatalf("repeated key: %+v, %v, %d bytes", info, err, len(block))
 	}
 
@@ -331,7 +331,7 @@ func TestInspectErrors(t *testing.T) {
 	withKeys := func(m uint64, n uint32) []byte {
 		return withTrailer(block, func(t *trailer) { t.buckets, t.keys = m, n })
 	}
-	m, _, _, _ := trailerWords(block)
+	m := blockTrailer(block).buckets
 	resealed := map[string][]byte{
 		"more keys than slots": withKeys(m, uint32(4*m+1)),
 		"2^32-1 keys":          withKeys(m, math.MaxUint32),

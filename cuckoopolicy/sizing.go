@@ -28,13 +28,13 @@ func (c config) tableBuckets(n uint64) (f int, m uint64) {
 }
 
 // blockBytes is the filter block the writer appends for n distinct keys:
-// the packed table, its padding and the trailer. The builder grows a table
-// only when placement fails at the planned load, which the budget rule's
-// loads leave room to avoid.
+// the packed table and the short trailer (blockLen). The builder grows a
+// table only when placement fails at the planned load, which the budget
+// rule's loads leave room to avoid.
 func (c config) blockBytes(n uint64) float64 {
 	f, m := c.tableBuckets(n)
 	tb, _ := cuckoohash.TableBytes(m, uint(f), c.semi)
-	return float64(tb + trailerLen)
+	return float64(blockLen(tb))
 }
 
 // rate is the false-positive rate of the block for n distinct keys: a lookup

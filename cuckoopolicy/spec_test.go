@@ -30,18 +30,29 @@ var specTuples = func() (t [][4]uint64) {
 // false when one of the key's buckets holds a semi-sort code the format never
 // writes, for which the doc leaves the answer unspecified.
 func specMayContain(block, key []byte) (may, specified bool) {
-	tr := block[len(block)-trailerLen:]
-	m := binary.LittleEndian.Uint64(tr[0:])
-	seed := binary.LittleEndian.Uint64(tr[8:])
-	f := uint(tr[24])
-	semi := tr[25]&1 == 1
-	switch {
-	case tr[25] == 2: // unfiltered: no filter
-		return true, true
-	case tr[25] == 4: // bloom: the table is Pebble's bloom filter's
-		return bloom.FilterPolicy(0).MayContain(pebble.TableFilter, block[:len(block)-trailerLen], key), true
-	case m == 0:
-		return false, true
+	var m, seed uint64
+	var f uint
+	var semi bool
+	if block[len(block)-1] == 'c' { // the short trailer
+		tr := block[len(block)-16:]
+		m = uint64(binary.LittleEndian.Uint32(tr[0:]))
+		seed = uint64(binary.LittleEndian.Uint16(tr[8:]))
+		f = uint(tr[12])
+		semi = tr[13] == 1
+	} else {
+		tr := block[len(block)-trailerLen:]
+		m = binary.LittleEndian.Uint64(tr[0:])
+		seed = binary.LittleEndian.Uint64(tr[8:])
+		f = uint(tr[24])
+		semi = tr[25]&1 == 1
+		switch {
+		case tr[25] == 2: // unfiltered: no filter
+			return true, true
+		case tr[25] == 4: // bloom: the table is Pebble's bloom filter's
+			return bloom.FilterPolicy(0).MayContain(pebble.TableFilter, block[:len(block)-trailerLen], key), true
+		case m == 0:
+			return false, true
+		}
 	}
 	bit := func(k uint64) uint64 { return uint64(block[k/8]>>(k%8)) & 1 }
 	field := func(pos uint64, n uint) uint64 {
@@ -100,6 +111,9 @@ func TestFormatMatchesSpec(t *testing.T) {
 		Policy{FingerprintBits: 12}, Policy{FingerprintBits: 16}, Policy{FingerprintBits: 29, LoadFactor: 0.9}} {
 		keys := testkit.RandomKeys(r, 700)
 		block := build(p, keys)
+		if !isShort(block) {
+			t.Fatalf("%v: the writer wrote a long trailer", p)
+		}
 		if p == FilterPolicy(4) {
 			// More than 16384 buckets: the second bucket comes from the window.
 			keys = testkit.RandomKeys(r, 100000)
@@ -109,11 +123,15 @@ func TestFormatMatchesSpec(t *testing.T) {
 			}
 		}
 		absent := testkit.RandomKeys(r, 3000)
-		for _, ks := range []*testkit.Keys{keys, absent} {
-			for i := range ks.Len() {
-				got := p.MayContain(pebble.TableFilter, block, ks.At(i))
-				if want, ok := specMayContain(block, ks.At(i)); got != want || !ok {
-					t.Fatalf("%v: key %x: MayContain %v, spec %v", p, ks.At(i), got, want)
+		// The same table with the long trailer (versions 1 and 2) reads
+		// the same.
+		for _, b := range [][]byte{block, longBlock(block), withVersion(block, formatV1)} {
+			for _, ks := range []*testkit.Keys{keys, absent} {
+				for i := range ks.Len() {
+					got := p.MayContain(pebble.TableFilter, b, ks.At(i))
+					if want, ok := specMayContain(b, ks.At(i)); got != want || !ok {
+						t.Fatalf("%v, %d-byte block: key %x: MayContain %v, spec %v", p, len(b), ks.At(i), got, want)
+					}
 				}
 			}
 		}

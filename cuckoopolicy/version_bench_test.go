@@ -10,11 +10,13 @@ import (
 )
 
 // BenchmarkMayContainVersions reads the same FilterPolicy(10) table as a
-// version 2 block and as a version 1 block (format.go), and Pebble's bloom
-// over the same keys, with absent 16-byte keys. Both cuckoo blocks go through
-// the same MayContain; a version 1 trailer fails the inline version 2 test
-// and is checked out of line, as the version 1 reader checked every block.
-// The difference is what the trailer check costs a lookup:
+// version 3 block (the short trailer the writer writes), a version 2 and a
+// version 1 block (the long trailer, format.go), and Pebble's bloom over the
+// same keys, with absent 16-byte keys. The cuckoo blocks go through the same
+// MayContain: a long trailer fails the inline short-trailer test, and a
+// version 1 trailer also the inline version 2 test, and is checked out of
+// line, as the version 1 reader checked every block. The differences are
+// what the trailer checks cost a lookup:
 //
 //	go test ./cuckoopolicy -run '^$' -bench MayContainVersions -count 5
 func BenchmarkMayContainVersions(b *testing.B) {
@@ -27,14 +29,15 @@ func BenchmarkMayContainVersions(b *testing.B) {
 			// Enough queries that the lines they touch do not stay in the
 			// last cache level between rounds for the large filter.
 			queries := testkit.RandomKeys(r, 1<<21)
-			v2 := build(FilterPolicy(10), keys)
+			v3 := build(FilterPolicy(10), keys)
 			blocks := []struct {
 				name  string
 				p     pebble.FilterPolicy
 				block []byte
 			}{
-				{"cuckoo-v2", FilterPolicy(10), v2},
-				{"cuckoo-v1", FilterPolicy(10), withVersion(v2, formatV1)},
+				{"cuckoo-v3", FilterPolicy(10), v3},
+				{"cuckoo-v2", FilterPolicy(10), longBlock(v3)},
+				{"cuckoo-v1", FilterPolicy(10), withVersion(v3, formatV1)},
 				{"bloom", pbloom.FilterPolicy(10), build(pbloom.FilterPolicy(10), keys)},
 			}
 			for _, bl := range blocks {

@@ -30,6 +30,14 @@ func TestLookupMatchesTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			dirty := append([]byte(nil), data...)
+			for i := len(dirty) - cuckoohash.PadBytes; i < len(dirty); i++ {
+				dirty[i] = 0xff
+			}
+			// The last byte of the buckets, past the last bucket's bits.
+			if pad := len(dirty) - cuckoohash.PadBytes - 1; (p.Buckets*uint64(tb.BucketBits))%8 != 0 {
+				dirty[pad] |= 0xff << ((p.Buckets * uint64(tb.BucketBits)) % 8)
+			}
 			for i := range 2 * n {
 				h := r.Uint64()
 				if i < n {
@@ -42,6 +50,11 @@ func TestLookupMatchesTable(t *testing.T) {
 				}
 				if got := Lookup(data, p.Buckets, p.Seed, uint(f), semi, h); got != want {
 					t.Fatalf("f=%d semi=%v: Lookup = %v, table says %v", f, semi, got, want)
+				}
+				// The padding may hold other bytes (the short trailer's
+				// first word): lookups read only the buckets' bits.
+				if got := Lookup(dirty, p.Buckets, p.Seed, uint(f), semi, h); got != want {
+					t.Fatalf("f=%d semi=%v: Lookup over nonzero padding = %v, table says %v", f, semi, got, want)
 				}
 			}
 			l.Reset()
