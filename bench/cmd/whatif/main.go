@@ -8,6 +8,7 @@
 //	go run ./bench/cmd/whatif -db DIR -comparer cockroach   # CockroachDB keys: MVCC prefixes
 //	go run ./bench/cmd/whatif -db DIR -l6                   # the plan for prefix reads with L6 filters
 //	go run ./bench/cmd/whatif -db DIR -memory 64MiB         # the plan within 64 MiB of filters
+//	go run ./bench/cmd/whatif -db DIR -cache 1GiB           # do filters and indexes fit a 1 GiB block cache?
 //
 // It ends with the filter plan cuckoopolicy.FitPlan chooses for the
 // database, for absent Gets or with -l6 for lookups that read L6 filters,
@@ -20,6 +21,18 @@
 // absent lookup; the reads in vain they cost on the same absent probes; the
 // Go lines that apply the plan; and a one-line verdict. A -memory it cannot
 // read, or of 0, is an error (exit status 1) before the database is opened.
+//
+// With -cache SIZE (the same units) it also weighs a block cache of that
+// size shared by filter, index and data blocks, for lookups that read L6
+// filters: the index bytes, measured, and for no filters, CockroachDB's
+// bloom(10) on L0-L5 without L6 filters, bloom(10) on every level and the
+// recommended plan, the filter bytes by FitPlan's model, whether filters and
+// indexes fit the cache and what they leave for data blocks. It recommends
+// the largest filter budget that keeps filters and indexes within half the
+// cache, and FitPlan's plan at it with its Go lines; where the indexes take
+// half the cache or more, no L6 filter, and the cache at which the budget
+// would be bloom(10) on every level's bytes. A -cache it cannot read, or of
+// 0, is an error before the database is opened.
 //
 // It opens the database read-only and never writes to it; it refuses a
 // database that a running Pebble holds open. Run it on a checkpoint
@@ -60,6 +73,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	probes := fs.Int("probes", whatif.DefaultProbes, "absent probes to derive from the database's keys")
 	memory := fs.String("memory", "", "the filter `bytes` the plan may take (64MiB, 500MB, 1GiB, 1048576); default: the current filters'")
 	useL6 := fs.Bool("l6", false, "plan for lookups that read L6 filters (IterOptions.UseL6Filters), not db.Get")
+	cache := fs.String("cache", "", "the block cache's `bytes`, shared by filter, index and data blocks (64MiB, 1GiB, 1048576):\n"+
+		"whether filters and indexes fit it, and the filter budget and plan for L6-filtered lookups\n"+
+		"that keep them within half of it")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: whatif -db DIR [flags]\n\nflags:\n")
 		fs.PrintDefaults()
@@ -74,7 +90,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return fmt.Errorf("whatif: need -db DIR and no arguments")
 	}
-	mem, err := memoryFlag(fs, *memory)
+	mem, err := sizeFlag(fs, "memory", *memory, "a plan needs more than 0 bytes of filters")
+	if err != nil {
+		return err
+	}
+	cacheBytes, err := sizeFlag(fs, "cache", *cache, "a block cache needs more than 0 bytes")
 	if err != nil {
 		return err
 	}
@@ -95,6 +115,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		Progress: stderr,
 		Memory:   mem,
 		UseL6:    *useL6,
+		Cache:    cacheBytes,
 	})
 	if err != nil {
 		return err
@@ -102,21 +123,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return rep.Write(stdout)
 }
 
-// memoryFlag returns the bytes -memory gives (0 when it is not set: the
-// default ceiling), or the error in -memory: a size parseSize cannot read,
-// a size of 0.
-func memoryFlag(fs *flag.FlagSet, memory string) (uint64, error) {
+// sizeFlag returns the bytes the size flag name gives (0 when it is not
+// set), or its error: a size parseSize cannot read, or a size of 0, which
+// zero says is no size for that flag.
+func sizeFlag(fs *flag.FlagSet, name, value, zero string) (uint64, error) {
 	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "memory" })
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	if !set {
 		return 0, nil
 	}
-	mem, err := parseSize(memory)
+	n, err := parseSize(value)
 	if err != nil {
-		return 0, fmt.Errorf("%w (-memory)", err)
+		return 0, fmt.Errorf("%w (-%s)", err, name)
 	}
-	if mem == 0 {
-		return 0, fmt.Errorf("whatif: -memory %s: a plan needs more than 0 bytes of filters", memory)
+	if n == 0 {
+		return 0, fmt.Errorf("whatif: -%s %s: %s", name, value, zero)
 	}
-	return mem, nil
+	return n, nil
 }

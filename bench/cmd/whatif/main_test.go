@@ -188,6 +188,14 @@ func TestBadInput(t *testing.T) {
 		{"memory negative", db, []string{"-memory", "-1MiB"}, `bad size "-1MiB"`},
 		{"memory fraction of a byte", db, []string{"-memory", "1.5"}, "whole number"},
 		{"memory too large", db, []string{"-memory", "16777216TiB"}, "2^64 bytes or more"},
+		{"cache 0", db, []string{"-cache", "0"}, "-cache 0: a block cache needs more than 0 bytes"},
+		{"cache 0 GiB", db, []string{"-cache", "0GiB"}, "-cache 0GiB: a block cache needs more than 0 bytes"},
+		{"cache empty", db, []string{"-cache", ""}, `bad size ""`},
+		{"cache unit", db, []string{"-cache", "1GB/s"}, `bad size "1GB/s"`},
+		{"cache negative", db, []string{"-cache", "-64MiB"}, `bad size "-64MiB"`},
+		{"cache too large", db, []string{"-cache", "20000000TB"}, "2^64 bytes or more"},
+		// Refused before the directory is opened: its error would be another.
+		{"cache before the database", notDB, []string{"-cache", "-1"}, "as in 64MiB (-cache)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := pebbletest.MustSnapshot(t, c.dir)
@@ -313,5 +321,44 @@ func TestPlanDefault(t *testing.T) {
 	}
 	if testing.Verbose() {
 		t.Log("\n" + out[strings.Index(out, "\nFilter plan:"):])
+	}
+}
+
+// TestCache runs the command with -cache: the block-cache section before
+// the plan section, which still ends the output with its verdict; at a
+// cache of 1 GiB the plan it recommends, with its Go lines; at 1 KiB, less
+// than the indexes, no L6 filter.
+func TestCache(t *testing.T) {
+	dir := buildDB(t)
+	for cache, want := range map[string][]string{
+		"1GiB": {"Block cache (-cache): 1 GiB, shared by filter, index and data blocks,",
+			"Recommended budget: ", "cuckoopolicy.ApplyPlan(opts, cuckoopolicy.Plan{"},
+		"1KiB": {"Block cache (-cache): 1 KiB, shared by filter, index and data blocks,",
+			"Even the indexes", "Recommended: no L6 filter", "\tbloom.FilterPolicy(10), // L5\n"},
+	} {
+		out, errOut, code := runCmd(t, "-db", dir, "-budgets", "10", "-probes", "1000", "-cache", cache)
+		if code != 0 {
+			t.Fatalf("-cache %s: exit status %d, stderr:\n%s", cache, code, errOut)
+		}
+		sec, plan := strings.Index(out, "\nBlock cache (-cache): "), strings.Index(out, "\nFilter plan: ")
+		if sec < 0 || plan < sec {
+			t.Fatalf("-cache %s: no block-cache section before the plan section:\n%s", cache, out)
+		}
+		for _, w := range want {
+			if !strings.Contains(out[sec:plan], w) {
+				t.Errorf("-cache %s: the section lacks %q:\n%s", cache, w, out[sec:plan])
+			}
+		}
+		// The Go lines give L6 a filter only where the rule leaves a budget.
+		if noL6 := regexp.MustCompile(`\tnil, +// L6\n`).MatchString(out[sec:plan]); noL6 != (cache == "1KiB") {
+			t.Errorf("-cache %s: L6 entry nil: %v:\n%s", cache, noL6, out[sec:plan])
+		}
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		if !strings.HasPrefix(lines[len(lines)-1], "Verdict: ") {
+			t.Errorf("-cache %s: the output does not end with the verdict:\n%s", cache, out)
+		}
+		if testing.Verbose() {
+			t.Log(out[sec:plan])
+		}
 	}
 }

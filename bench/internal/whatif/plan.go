@@ -11,6 +11,19 @@ import (
 // errPlanPrefix begins the errors of choosing a plan.
 const errPlanPrefix = "whatif: choosing a filter plan: "
 
+// fit is cuckoopolicy.FitPlan on db, a fatal error Pebble raises returned
+// as an error that names the damaged file.
+func fit(db *pebble.DB, cfg cuckoopolicy.PlanConfig) (r cuckoopolicy.PlanReport, err error) {
+	err = catch(func() (err error) {
+		r, err = cuckoopolicy.FitPlan(db, cfg)
+		return err
+	})
+	if err != nil {
+		err = fmt.Errorf(errPlanPrefix+"%w", namePath(err))
+	}
+	return r, err
+}
+
 // planReport is the plan section: the filter plan cuckoopolicy.FitPlan
 // chooses for the database within Memory bytes of the filters the lookups
 // load, FitPlan's report on it (the plan, the current filters, bloom(10) on
@@ -83,18 +96,8 @@ func loadedFilterBytes(levels [][]pebble.SSTableInfo, last int) uint64 {
 // when there is nothing to plan for (no keys on the levels the lookups load).
 func choosePlan(db *pebble.DB, c Config, levels [][]pebble.SSTableInfo) (*planReport, error) {
 	pr := &planReport{Memory: c.Memory, UseL6: c.UseL6, TableBytes: loadedFilterBytes(levels, lastLevel(c.UseL6))}
-	fit := func(ceiling uint64) (r cuckoopolicy.PlanReport, err error) {
-		err = catch(func() (err error) {
-			r, err = cuckoopolicy.FitPlan(db, cuckoopolicy.PlanConfig{MaxFilterBytes: ceiling, UseL6: c.UseL6})
-			return err
-		})
-		if err != nil {
-			err = fmt.Errorf(errPlanPrefix+"%w", namePath(err))
-		}
-		return r, err
-	}
 	if pr.Memory == 0 {
-		none, err := fit(0)
+		none, err := fit(db, cuckoopolicy.PlanConfig{UseL6: c.UseL6})
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +106,7 @@ func choosePlan(db *pebble.DB, c Config, levels [][]pebble.SSTableInfo) (*planRe
 		}
 	}
 	var err error
-	if pr.Fit, err = fit(pr.Memory); err != nil {
+	if pr.Fit, err = fit(db, cuckoopolicy.PlanConfig{MaxFilterBytes: pr.Memory, UseL6: c.UseL6}); err != nil {
 		return nil, err
 	}
 	pr.Plan = pr.Fit.Plan

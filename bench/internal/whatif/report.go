@@ -83,6 +83,7 @@ func (r *Report) Write(w io.Writer) error {
 	r.writeMethod(b)
 	if r.probes == 0 {
 		b.WriteString("\nNo absent probes: nothing to measure.\n")
+		r.writeCache(b)
 		r.writePlan(b)
 		_, err := io.WriteString(w, b.String())
 		return err
@@ -95,6 +96,7 @@ func (r *Report) Write(w io.Writer) error {
 		r.writeLevel(b, li)
 	}
 	r.writeTotals(b, base)
+	r.writeCache(b)
 	r.writePlan(b)
 	_, err := io.WriteString(w, b.String())
 	return err

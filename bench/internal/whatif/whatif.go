@@ -61,6 +61,22 @@
 // on random keys; whatif's from the database's own keys, so the two can
 // differ where the keys defeat a filter's hashing.
 //
+// # Block cache
+//
+// With Config.Cache, the report weighs one block cache of that many bytes,
+// shared by filter, index and data blocks, for lookups that read L6 filters
+// (SeekPrefixGE on an iterator with IterOptions.UseL6Filters): the index,
+// data and current filter bytes, measured by the tables' properties (each
+// file once: virtual tables share theirs); and for no filters, CockroachDB's
+// configuration (bloom(10) on L0-L5, none on L6), bloom(10) on every level
+// and the recommended plan, the filter bytes and expected reads in vain by
+// FitPlan's model, whether filters and indexes fit the cache and what they
+// leave for data blocks. The rule: filters and indexes take at most half
+// the cache. The recommended budget is half the cache less the indexes, and
+// the plan is FitPlan's at that budget with UseL6; where the indexes take
+// half the cache or more, the recommendation is no L6 filter and the cache
+// at which the budget would reach bloom(10) on every level's bytes.
+//
 // # Limits
 //
 // Keys that live only in the WAL (replayed into a memtable by the read-only
@@ -116,6 +132,12 @@ type Config struct {
 	// doc). UseL6 plans for lookups that read L6 filters, not db.Get.
 	Memory uint64
 	UseL6  bool
+	// Cache, if not 0, is the bytes of a block cache shared by filter,
+	// index and data blocks: the report then says whether the database's
+	// filters and indexes fit it, and recommends the filter budget and plan
+	// for lookups that read L6 filters that keep to half of it (see the
+	// package doc).
+	Cache uint64
 }
 
 // Report is what Analyze measured, which Write prints: plain data, with no
@@ -137,6 +159,8 @@ type Report struct {
 	unreadable   []string    // current filter policy names whatif cannot probe (counted as no filter)
 	remoteTables int         // tables on shared or external storage, not read
 	plan         *planReport // the filter plan; nil when there is nothing to plan for
+	// cache is the block-cache section; nil without Config.Cache.
+	cache *cacheReport
 
 	probeKeys [][]byte // the absent probes, for tests
 }
@@ -240,6 +264,11 @@ func Analyze(c Config) (_ *Report, err error) {
 		return nil, err
 	}
 	a.plan = rep.plan
+	if c.Cache > 0 {
+		if rep.cache, err = a.fitCache(db, c.Cache, levels); err != nil {
+			return nil, err
+		}
+	}
 	nTables, totalEntries := countTables(levels)
 	a.total = totalEntries
 	progress := c.Progress

@@ -469,19 +469,38 @@ func TestAnalyzeVirtual(t *testing.T) {
 	if err := db.Compact(context.Background(), []byte("a"), []byte("z"), false); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Excise(context.Background(), pebble.KeyRange{Start: userKey(4000), End: userKey(6000)}); err != nil {
-		t.Fatal(err)
-	}
-	lv, err := db.SSTables()
+	// The index bytes of each file, by its properties while its table is
+	// physical: the block-cache section counts each file the tables left
+	// by the excise use once.
+	lv, err := db.SSTables(pebble.WithProperties())
 	if err != nil {
 		t.Fatal(err)
 	}
+	indexOf := map[uint64]uint64{}
+	for _, ts := range lv {
+		for _, s := range ts {
+			indexOf[uint64(s.BackingSSTNum)] = s.Properties.IndexSize
+		}
+	}
+	// The second excise, narrower than a table, leaves two virtual tables
+	// of one file.
+	for _, r := range [][2]int{{4000, 6000}, {2000, 2010}} {
+		if err := db.Excise(context.Background(), pebble.KeyRange{Start: userKey(r[0]), End: userKey(r[1])}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lv, err = db.SSTables(); err != nil {
+		t.Fatal(err)
+	}
 	virtual := 0
+	var index uint64
 	for _, ts := range lv {
 		for _, s := range ts {
 			if s.Virtual {
 				virtual++
 			}
+			index += indexOf[uint64(s.BackingSSTNum)]
+			delete(indexOf, uint64(s.BackingSSTNum))
 		}
 	}
 	if err := db.Close(); err != nil {
@@ -490,13 +509,16 @@ func TestAnalyzeVirtual(t *testing.T) {
 	if virtual == 0 {
 		t.Fatal("the excise left no virtual table")
 	}
-	rep, err := Analyze(Config{Dir: dir, Probes: 3000})
+	rep, err := Analyze(Config{Dir: dir, Probes: 3000, Cache: 1 << 30})
 	if err != nil {
 		t.Fatal(err)
 	}
 	keys := sumLevels(rep, numLevels-1, func(L *levelRow) int { return int(L.Keys) })
-	if keys != 8000 {
-		t.Errorf("%d filter keys after excising 2000 of 10000, want 8000", keys)
+	if keys != 7990 {
+		t.Errorf("%d filter keys after excising 2010 of 10000, want 7990", keys)
+	}
+	if rep.cache.Index != index || index == 0 {
+		t.Errorf("index blocks %d bytes, want %d: each file the tables use once", rep.cache.Index, index)
 	}
 	checkReadModel(t, dir, rep)
 }

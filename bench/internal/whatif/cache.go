@@ -1,0 +1,128 @@
+package whatif
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+)
+
+// cacheReport is the block-cache section: whether the database's filters
+// and indexes fit one block cache, shared by filter, index and data blocks,
+// for lookups that read L6 filters (SeekPrefixGE on an iterator with
+// IterOptions.UseL6Filters), and the filter budget and plan that do.
+type cacheReport struct {
+	Cache uint64 // Config.Cache
+	// Measured: the blocks of the local tables, by their properties, each
+	// backing file once (virtual tables share their file's blocks in the
+	// cache). Index bytes are uncompressed, as the cache holds them; data
+	// bytes as stored; filter blocks are never compressed.
+	Index, Data, Filters uint64
+	// Budget is the filter bytes the rule allows (see filterBudget).
+	Budget uint64
+	// Fit is FitPlan's report at Budget for lookups that read L6 filters,
+	// its Current estimate CockroachDB's configuration (see cockroach).
+	Fit cuckoopolicy.PlanReport
+}
+
+// filterBudget returns the most filter bytes that, beside index bytes of
+// index blocks, keep to the rule: filters and indexes take at most half the
+// cache, and data blocks keep the other half. 0 when the indexes take half
+// or more.
+//
+// Why half: every lookup touches filter and index blocks, so they stay
+// resident and what they take is gone for data; a filter saves only absent
+// lookups, and present ones need their data blocks cached. Half leaves data
+// blocks at least what filters and indexes take. The workload benchmark's
+// quick pressure run (bench/sample/workload-pressure-quick) found L6 filters
+// a loss where all filters and indexes were 2.9x to 3.6x the cache (a cache
+// of 1% of the tables) and a gain on absent L6-filtered lookups, Gets within
+// 10%, where they were 0.72x to 0.89x of it (4%); nothing between was
+// measured, and half stays below the shares that gained.
+func filterBudget(cache, index uint64) uint64 {
+	half := cache / 2
+	if index >= half {
+		return 0
+	}
+	return half - index
+}
+
+// cacheFor returns the smallest cache in which filters and indexes of those
+// bytes keep to filterBudget's rule.
+func cacheFor(index, filters uint64) uint64 { return 2 * (index + filters) }
+
+// cockroach is CockroachDB's configuration, which Pebble's maintainers
+// recommend for a shared block cache: bloom(10) on L0-L5, no L6 filter.
+func cockroach() cuckoopolicy.Plan {
+	p := bloomEverywhere()
+	p[numLevels-1] = nil
+	return p
+}
+
+// fitCache measures the block sizes of the database's tables and asks
+// FitPlan for the plan of lookups that read L6 filters at the budget the
+// rule leaves in a cache of cache bytes.
+func (a *analysis) fitCache(db *pebble.DB, cache uint64, levels [][]pebble.SSTableInfo) (*cacheReport, error) {
+	cr := &cacheReport{Cache: cache}
+	if err := a.blockSizes(cr, levels); err != nil {
+		return nil, err
+	}
+	cr.Budget = filterBudget(cache, cr.Index)
+	current := &pebble.Options{}
+	cuckoopolicy.ApplyPlan(current, cockroach())
+	var err error
+	cr.Fit, err = fit(db, cuckoopolicy.PlanConfig{MaxFilterBytes: cr.Budget, UseL6: true, Current: current})
+	if err != nil {
+		return nil, err
+	}
+	return cr, nil
+}
+
+// blockSizes adds up the index, data and filter blocks of the local tables
+// into cr, each backing file once. db.SSTables gives a virtual table only
+// its backing file's scaled entry counts, so those files' properties are
+// read from the files.
+func (a *analysis) blockSizes(cr *cacheReport, levels [][]pebble.SSTableInfo) error {
+	files := map[string]bool{}
+	for _, lv := range levels {
+		for _, info := range lv {
+			path := a.tablePath(info)
+			if info.BackingType != pebble.BackingTypeLocal || files[path] {
+				continue
+			}
+			files[path] = true
+			p := info.Properties
+			if info.Virtual || p == nil {
+				_, r, err := a.openTable(info)
+				if err != nil {
+					return err
+				}
+				props, err := r.ReadPropertiesBlock(context.Background(), nil)
+				if cerr := r.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return fmt.Errorf("whatif: %s: %w", path, err)
+				}
+				p = &props
+			}
+			cr.Index += p.IndexSize
+			cr.Data += p.DataSize
+			cr.Filters += p.FilterSize
+		}
+	}
+	return nil
+}
+
+// noFilters is the expected data-block reads per absent lookup without any
+// filter by FitPlan's model: one per table probed on each level with keys.
+func noFilters(r *cuckoopolicy.PlanReport) float64 {
+	var n float64
+	for _, s := range r.Levels {
+		if s.Keys > 0 {
+			n += s.Probes
+		}
+	}
+	return n
+}
