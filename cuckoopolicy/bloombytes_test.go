@@ -1,9 +1,12 @@
 package cuckoopolicy
 
 import (
+	"encoding/binary"
+	"errors"
 	"math"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/cuckoohash"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
@@ -110,6 +113,12 @@ func TestBloomBytesBuilt(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := FilterPolicy(b).config()
+			if c.rawBloom(uint64(n)) {
+				if !info.Bloom || string(cb) != string(bb) {
+					t.Errorf("B=%d, %d keys: %+v; want the raw bloom block, bloom's %d bytes", b, n, info, len(bb))
+				}
+				continue
+			}
 			// Where placement fails at the model's size (rarely) the writer
 			// takes a narrower width in the same bytes.
 			f, m := c.tableBuckets(uint64(n))
@@ -140,6 +149,82 @@ func TestBloomBytesBuilt(t *testing.T) {
 			fc, fb := falsePositives(FilterPolicy(b), cb, absent), falsePositives(bloom.FilterPolicy(b), bb, absent)
 			if fc >= fb && fb > 0 {
 				t.Errorf("B=%d, %d keys: cuckoo %d false positives of %d, bloom %d (%d and %d bytes)", b, n, fc, absent.Len(), fb, len(cb), len(bb))
+			}
+		}
+	}
+}
+
+// TestRawBloomBlock checks the raw bloom block FilterPolicy(B) writes on the
+// tables where the model gives bloom's table fewer false positives than the
+// cuckoo table in its bytes: bloom.FilterPolicy(B)'s block itself, so every
+// key, present or absent, gets the answer Pebble's own bloom filter gives it
+// (the oracle), and the model costs its bytes and rate as bloom's. Damaged
+// raw bloom blocks (a zero line count, which Pebble's reader would divide
+// by; a line count beyond the block; probe counts out of range; a partial
+// line) are answered "may contain" and rejected by Inspect.
+func TestRawBloomBlock(t *testing.T) {
+	r := testkit.Rand(testkit.Seed(t), 0)
+	absent := testkit.RandomKeys(r, 20_000)
+	raw := 0
+	for b := MinBitsPerKey; b <= MaxBitsPerKey; b++ {
+		c := FilterPolicy(b).config()
+		for n := 1; n <= rawBloomMaxKeys+1; n++ {
+			if !c.rawBloom(uint64(n)) {
+				continue
+			}
+			raw++
+			keys := testkit.RandomKeys(r, n)
+			block, want := build(FilterPolicy(b), keys), build(bloom.FilterPolicy(b), keys)
+			if string(block) != string(want) || c.blockBytes(uint64(n)) != float64(len(want)) ||
+				c.rate(uint64(n)) != bloomRate(b, uint64(n)) {
+				t.Fatalf("B=%d, %d keys: %d bytes, not bloom's %d (the model %.0f)", b, n, len(block), len(want), c.blockBytes(uint64(n)))
+			}
+			if info, err := Inspect(block); err != nil || !info.Bloom || info.Keys != 0 {
+				t.Fatalf("B=%d, %d keys: Inspect %+v, %v", b, n, info, err)
+			}
+			requireAll(t, FilterPolicy(10), block, keys)
+			for i := range absent.Len() {
+				k := absent.At(i)
+				if got, want := FilterPolicy(10).MayContain(pebble.TableFilter, block, k),
+					bloom.FilterPolicy(b).MayContain(pebble.TableFilter, want, k); got != want {
+					t.Fatalf("B=%d, %d keys, absent key %d: %v, Pebble's bloom %v", b, n, i, got, want)
+				}
+			}
+		}
+	}
+	if raw == 0 {
+		t.Fatal("no table size is written as a raw bloom block")
+	}
+	// The writer keeps only the first rawBloomMaxKeys keys; a table of more
+	// is a cuckoo table at every budget.
+	for b := MinBitsPerKey; b <= MaxBitsPerKey; b++ {
+		if FilterPolicy(b).config().rawBloom(rawBloomMaxKeys + 1) {
+			t.Fatalf("B=%d: a raw bloom block for %d keys", b, rawBloomMaxKeys+1)
+		}
+	}
+
+	good := build(FilterPolicy(10), testkit.RandomKeys(r, 40))
+	if !isRawBloom(good) {
+		t.Fatal("40 keys at 10 bits a key: not a raw bloom block")
+	}
+	n := len(good) - bloomTrailer
+	damage := map[string]func(b []byte) []byte{
+		"zero lines":        func(b []byte) []byte { binary.LittleEndian.PutUint32(b[n+1:], 0); return b },
+		"lines beyond":      func(b []byte) []byte { binary.LittleEndian.PutUint32(b[n+1:], 1<<20); return b },
+		"zero probes":       func(b []byte) []byte { b[n] = 0; return b },
+		"31 probes":         func(b []byte) []byte { b[n] = 31; return b },
+		"a partial line":    func(b []byte) []byte { return append(b[:n-1:n-1], b[n:]...) },
+		"the trailer alone": func(b []byte) []byte { return b[n:] },
+		"a line added":      func(b []byte) []byte { return append(append(make([]byte, 64), b[:n]...), b[n:]...) },
+	}
+	for name, edit := range damage {
+		b := edit(append([]byte(nil), good...))
+		if _, err := Inspect(b); !errors.Is(err, ErrInvalidFilter) {
+			t.Errorf("%s: Inspect: %v, want ErrInvalidFilter", name, err)
+		}
+		for i := range 2000 {
+			if !FilterPolicy(10).MayContain(pebble.TableFilter, b, absent.At(i)) {
+				t.Fatalf("%s: absent key %d ruled out by a damaged block", name, i)
 			}
 		}
 	}

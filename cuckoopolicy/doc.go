@@ -6,7 +6,8 @@
 // at 16), so point lookups (Get, SeekPrefixGE) read fewer data blocks for
 // keys a table does not hold. A table's block takes the bytes
 // bloom.FilterPolicy of the same budget would give it, or fewer, on tables
-// of any size from 9 bits a key up.
+// of any size from 9 bits a key up; on a table of a few dozen keys, where
+// bloom's table has fewer false positives in those bytes, it is bloom's.
 //
 // # Use
 //

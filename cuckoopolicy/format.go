@@ -171,7 +171,7 @@ var reasons = [...]string{
 	errKeys:       "more keys than slots",
 	errLength:     "table length does not match the bucket count",
 	errUnfiltered: "unfiltered block with buckets or a table",
-	errBloom:      "bloom block with buckets, no keys, other flags or a malformed bloom table",
+	errBloom:      "bloom block with buckets, no keys, other flags or a malformed bloom table, or a malformed raw bloom block",
 	errShortEmpty: "short trailer without buckets",
 }
 
@@ -179,6 +179,12 @@ var reasons = [...]string{
 // A block with zero keys and zero buckets is valid and empty. check does not
 // allocate.
 func check(b []byte) int {
+	if isRawBloom(b) {
+		if !bloomTableOK(b) {
+			return errBloom
+		}
+		return okBlock
+	}
 	if isShort(b) {
 		return checkShort(b)
 	}
@@ -332,6 +338,9 @@ func Inspect(filter []byte) (Info, error) {
 	if r := check(filter); r != okBlock {
 		return Info{}, fmt.Errorf("%w: %s (%d bytes)", ErrInvalidFilter, reasons[r], len(filter))
 	}
+	if isRawBloom(filter) {
+		return Info{Bloom: true}, nil
+	}
 	t := blockTrailer(filter)
 	info := Info{
 		FingerprintBits: int(t.f),
@@ -364,7 +373,7 @@ type Info struct {
 	FingerprintBits int     // bits per fingerprint, 4 to 32
 	SemiSort        bool    // buckets are semi-sorted (4f-4 bits each)
 	Unfiltered      bool    // the block holds no filter: no buckets, "may contain" for every key
-	Bloom           bool    // the block holds a Pebble bloom filter, no buckets (FingerprintBits is 4)
+	Bloom           bool    // the block holds a Pebble bloom filter, no buckets (FingerprintBits is 4; 0, with Keys 0, for a raw bloom block)
 	Buckets, Keys   int     // buckets of four slots; entries placed (see below)
 	LoadFactor      float64 // Keys / (4 * Buckets); 0 for an empty table
 	BitsPerKey      float64 // the whole block, trailer included, over Keys; 0 for no keys

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
 )
 
@@ -120,6 +121,32 @@ func TestGolden(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGoldenRawBloom pins the raw bloom block FilterPolicy(10) writes for 40
+// keys: Pebble's bloom table of bloom.FilterPolicy(10), byte for byte.
+func TestGoldenRawBloom(t *testing.T) {
+	keys := testkit.SequentialKeys(40)
+	got := build(FilterPolicy(10), keys)
+	path := filepath.Join("testdata", "golden", "raw-bloom-b10-40.block")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run TestGolden -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("block differs from %s: %s", path, firstDiff(got, want))
+	}
+	if b := build(bloom.FilterPolicy(10), keys); !bytes.Equal(got, b) {
+		t.Fatalf("raw bloom block differs from bloom.FilterPolicy(10)'s: %s", firstDiff(got, b))
+	}
+	if _, info := readGolden(t, path, keys); !info.Bloom || info.Keys != 0 || info.FingerprintBits != 0 {
+		t.Fatalf("Inspect: %+v", info)
 	}
 }
 

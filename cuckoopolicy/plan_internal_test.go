@@ -277,6 +277,13 @@ func TestSizingMatchesWriter(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if c.rawBloom(uint64(n)) {
+					// A raw bloom block: bloom's table itself.
+					if want := build(bloom.FilterPolicy(c.bitsPerKey), keys); !info.Bloom || !bytes.Equal(block, want) {
+						t.Errorf("%v, %d keys: %+v, %d bytes; want bloom(%d)'s %d bytes", p, n, info, len(block), c.bitsPerKey, len(want))
+					}
+					continue
+				}
 				// The builder grows a table only when placement fails.
 				f, m := c.tableBuckets(uint64(n))
 				if info.FingerprintBits != f {

@@ -115,10 +115,13 @@ func (p FilterPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) bo
 	return static.Lookup(filter[:n-8:n-8], a&0xffffffff, w&0xffff, uint(w>>32&0xff), w&(flagSemiSort<<40) != 0, h)
 }
 
-// mayContainLong is MayContain for a block with the 32-byte trailer of
-// versions 1 and 2: the tables earlier releases wrote, empty tables,
-// unfiltered and bloom blocks.
+// mayContainLong is MayContain for a raw bloom block and for a block with
+// the 32-byte trailer of versions 1 and 2: the tables earlier releases
+// wrote, empty tables, unfiltered and bloom blocks.
 func mayContainLong(filter, key []byte, h uint64) bool {
+	if isRawBloom(filter) {
+		return bloomMayContain(filter, key)
+	}
 	n := len(filter)
 	if n < trailerLen {
 		return true
@@ -322,9 +325,10 @@ func blockLen(tb int) int {
 // skipping consecutive duplicates (Pebble adds every version of a key), and
 // builds the table in Finish. It is reusable after Finish.
 type writer struct {
-	cfg  config
-	keys static.HashList
-	last uint64
+	cfg   config
+	keys  static.HashList
+	last  uint64
+	small smallKeys // a table's first keys, for a raw bloom block
 }
 
 // newWriter returns the writer of c's blocks.
@@ -364,6 +368,9 @@ func (w *writer) AddKey(key []byte) {
 	}
 	w.keys.Add(h)
 	w.last = h
+	if w.cfg.bitsPerKey > 0 {
+		w.small.add(key, w.keys.Len())
+	}
 }
 
 var builders = sync.Pool{New: func() any { return new(static.Builder) }}
@@ -372,7 +379,11 @@ var builders = sync.Pool{New: func() any { return new(static.Builder) }}
 // to dst and resets the writer.
 func (w *writer) Finish(dst []byte) []byte {
 	defer w.keys.Reset()
+	defer w.small.reset()
 	n := w.keys.Len()
+	if w.cfg.rawBloom(uint64(n)) {
+		return w.small.appendBloom(dst, w.cfg.bitsPerKey)
+	}
 	var t trailer
 	t.version = formatVersion
 	t.f = uint8(w.cfg.f)
@@ -436,9 +447,9 @@ func ParseFilterPolicy(n string) (pebble.FilterPolicy, error) {
 	return nil, fmt.Errorf("cuckoopolicy: unknown filter policy %q", n)
 }
 
-// bloomMayContain answers for the bloom table of a flagBloom block, b
-// without the trailer: true unless b is a sound bloom table (bloomTableOK)
-// that rules key out.
+// bloomMayContain answers for a raw bloom block, or for the bloom table of
+// a flagBloom block, b without the trailer: true unless b is a sound bloom
+// table (bloomTableOK) that rules key out.
 func bloomMayContain(b, key []byte) bool {
 	if !bloomTableOK(b) {
 		return true

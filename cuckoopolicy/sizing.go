@@ -31,15 +31,28 @@ func (c config) tableBuckets(n uint64) (f int, m uint64) {
 // the packed table and the short trailer (blockLen). The builder grows a
 // table only when placement fails at the planned load, which the budget
 // rule's loads leave room to avoid.
+// A raw bloom block (rawBloom) is bloom.FilterPolicy's table itself.
 func (c config) blockBytes(n uint64) float64 {
+	if c.rawBloom(n) {
+		return bloomBlockBytes(c.bitsPerKey, n)
+	}
 	f, m := c.tableBuckets(n)
 	tb, _ := cuckoohash.TableBytes(m, uint(f), c.semi)
 	return float64(blockLen(tb))
 }
 
-// rate is the false-positive rate of the block for n distinct keys: a lookup
-// meets the fingerprints of two buckets at the table's load.
+// rate is the false-positive rate of the block for n distinct keys: the
+// cuckoo table's (cuckooRate), or bloom's for a raw bloom block.
 func (c config) rate(n uint64) float64 {
+	if c.rawBloom(n) {
+		return bloomRate(c.bitsPerKey, n)
+	}
+	return c.cuckooRate(n)
+}
+
+// cuckooRate is the false-positive rate of the cuckoo table for n distinct
+// keys: a lookup meets the fingerprints of two buckets at the table's load.
+func (c config) cuckooRate(n uint64) float64 {
 	f, m := c.tableBuckets(n)
 	if m == 0 {
 		return 0

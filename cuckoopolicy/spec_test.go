@@ -33,6 +33,9 @@ func specMayContain(block, key []byte) (may, specified bool) {
 	var m, seed uint64
 	var f uint
 	var semi bool
+	if block[len(block)-1] == 0 { // a raw bloom block: Pebble's bloom table alone
+		return bloom.FilterPolicy(0).MayContain(pebble.TableFilter, block, key), true
+	}
 	if block[len(block)-1] == 'c' { // the short trailer
 		tr := block[len(block)-16:]
 		m = uint64(binary.LittleEndian.Uint32(tr[0:]))
@@ -111,6 +114,22 @@ func TestFormatMatchesSpec(t *testing.T) {
 		Policy{FingerprintBits: 12}, Policy{FingerprintBits: 16}, Policy{FingerprintBits: 29, LoadFactor: 0.9}} {
 		keys := testkit.RandomKeys(r, 700)
 		block := build(p, keys)
+		if p == FilterPolicy(10) {
+			// 40 keys at 10 bits a key: a raw bloom block.
+			few := testkit.RandomKeys(r, 40)
+			raw := build(p, few)
+			if !isRawBloom(raw) {
+				t.Fatal("40 keys at 10 bits a key: not a raw bloom block")
+			}
+			for _, ks := range []*testkit.Keys{few, testkit.RandomKeys(r, 3000)} {
+				for i := range ks.Len() {
+					got := p.MayContain(pebble.TableFilter, raw, ks.At(i))
+					if want, ok := specMayContain(raw, ks.At(i)); got != want || !ok {
+						t.Fatalf("raw bloom block: key %x: MayContain %v, spec %v", ks.At(i), got, want)
+					}
+				}
+			}
+		}
 		if !isShort(block) {
 			t.Fatalf("%v: the writer wrote a long trailer", p)
 		}

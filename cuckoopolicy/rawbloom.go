@@ -1,0 +1,65 @@
+package cuckoopolicy
+
+import (
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+)
+
+// A table of a few dozen keys gets from bloom.FilterPolicy(B) one 64-byte
+// line (B bits a key rounded up to an odd number of lines), in which a bloom
+// filter of that load has few false positives; a cuckoo table in the same
+// bytes, less its 16-byte trailer, takes a narrow fingerprint. Where the
+// model says so, FilterPolicy(B) writes Pebble's bloom table itself, byte
+// for byte as bloom.FilterPolicy(B) would, with no trailer: the raw bloom
+// block (FORMAT.md). Its last byte, the high byte of the line count, is 0,
+// where every block with a trailer ends in 'c' or 'O'.
+
+// rawBloomMaxKeys is the most distinct keys a raw bloom block is written
+// for: the writer keeps a copy of a table's first keys up to it, since
+// Pebble's bloom writer hashes keys, not this package's hashes. From 64
+// keys and 10 bits a key up the cuckoo table has fewer false positives at
+// bloom's bytes (TestBloomBytesRates).
+const rawBloomMaxKeys = 64
+
+// rawBloom reports whether the block for n distinct keys is a raw bloom
+// block: for a budget of bits per key, on a table of at most
+// rawBloomMaxKeys keys where bloom.FilterPolicy's table has fewer false
+// positives by the model than the cuckoo table in its bytes.
+func (c config) rawBloom(n uint64) bool {
+	return c.bitsPerKey > 0 && n > 0 && n <= rawBloomMaxKeys && bloomRate(c.bitsPerKey, n) < c.cuckooRate(n)
+}
+
+// isRawBloom reports whether b ends as a raw bloom block does: a last byte
+// of 0, which no trailer has. Whether the rest is a sound bloom table is
+// bloomTableOK's to say.
+func isRawBloom(b []byte) bool { return len(b) > 0 && b[len(b)-1] == 0 }
+
+// smallKeys keeps a copy of the first rawBloomMaxKeys distinct keys a
+// writer is given, for the raw bloom block.
+type smallKeys struct {
+	data []byte
+	ends []int
+}
+
+// add copies key in, unless the writer has seen more than rawBloomMaxKeys
+// distinct keys (n, this one included).
+func (s *smallKeys) add(key []byte, n int) {
+	if n <= rawBloomMaxKeys {
+		s.data = append(s.data, key...)
+		s.ends = append(s.ends, len(s.data))
+	}
+}
+
+func (s *smallKeys) reset() { s.data, s.ends = s.data[:0], s.ends[:0] }
+
+// appendBloom appends bloom.FilterPolicy(bits)'s table of the kept keys
+// to dst.
+func (s *smallKeys) appendBloom(dst []byte, bits int) []byte {
+	w := bloom.FilterPolicy(bits).NewWriter(pebble.TableFilter)
+	start := 0
+	for _, end := range s.ends {
+		w.AddKey(s.data[start:end])
+		start = end
+	}
+	return w.Finish(dst)
+}
