@@ -48,6 +48,21 @@ func filterBudget(cache, index uint64) uint64 {
 	return half - index
 }
 
+// FilterBudget is filterBudget, the rule -cache recommends its budget by,
+// for the workload benchmark, which times the plan it leads to under memory
+// pressure.
+func FilterBudget(cache, index uint64) uint64 { return filterBudget(cache, index) }
+
+// CacheConfig is the FitPlan query behind -cache's plan at a budget:
+// lookups that read L6 filters, within budget bytes of filters, the
+// current filters CockroachDB's configuration. At budget 0 -cache
+// recommends CockroachDB's configuration itself, not FitPlan's plan.
+func CacheConfig(budget uint64) cuckoopolicy.PlanConfig {
+	current := &pebble.Options{}
+	cuckoopolicy.ApplyPlan(current, cockroach())
+	return cuckoopolicy.PlanConfig{MaxFilterBytes: budget, UseL6: true, Current: current}
+}
+
 // cacheFor returns the smallest cache in which filters and indexes of those
 // bytes keep to filterBudget's rule.
 func cacheFor(index, filters uint64) uint64 { return 2 * (index + filters) }
@@ -69,10 +84,8 @@ func (a *analysis) fitCache(db *pebble.DB, cache uint64, levels [][]pebble.SSTab
 		return nil, err
 	}
 	cr.Budget = filterBudget(cache, cr.Index)
-	current := &pebble.Options{}
-	cuckoopolicy.ApplyPlan(current, cockroach())
 	var err error
-	cr.Fit, err = fit(db, cuckoopolicy.PlanConfig{MaxFilterBytes: cr.Budget, UseL6: true, Current: current})
+	cr.Fit, err = fit(db, CacheConfig(cr.Budget))
 	if err != nil {
 		return nil, err
 	}

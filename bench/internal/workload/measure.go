@@ -59,8 +59,8 @@ var allRegimes = []regimeSpec{
 	{Name: "hot", Hot: true},
 	{Name: "pagecache"},
 	{Name: "slow", Slow: true},
-	{Name: "pressure1", Slow: true, Pressure: 0.01, Paths: pressurePaths, Policies: pressurePolicies},
-	{Name: "pressure4", Slow: true, Pressure: 0.04, Paths: pressurePaths, Policies: pressurePolicies},
+	{Name: "pressure1", Slow: true, Pressure: 0.01, Paths: pressurePaths, Policies: regimePolicies("pressure1")},
+	{Name: "pressure4", Slow: true, Pressure: 0.04, Paths: pressurePaths, Policies: regimePolicies("pressure4")},
 }
 
 // pathNames are the names of the paths g runs.

@@ -38,12 +38,12 @@ const (
 // measure apart in the same run: the noise floor of every time ratio.
 const twinName = "bloom(10)-twin"
 
-// pressurePolicies are the policies the pressure regimes time (with the
-// twin): no filter, CockroachDB's configuration, bloom(10) everywhere,
-// Pebble master's progressive bloom recipe, cuckoo(10), Progressive(), and
-// FitPlan's plans at bloom(10)'s and bloom(10)-noL6's bytes, for Get and
-// for L6-filtered lookups, each beside the best bloom-only plan at the
-// same ceiling.
+// pressurePolicies are the policies both pressure regimes time (with the
+// twin, and each regime's whatif -cache plan: regimePolicies): no filter,
+// CockroachDB's configuration, bloom(10) everywhere, Pebble master's
+// progressive bloom recipe, cuckoo(10), Progressive(), and FitPlan's plans
+// at bloom(10)'s and bloom(10)-noL6's bytes, for Get and for L6-filtered
+// lookups, each beside the best bloom-only plan at the same ceiling.
 var pressurePolicies = []string{"none", planBloomNoL6, planBase, planBloomProg, "cuckoo(10)", planProgressive,
 	planForGet, planBloomOnlyGet, planForNoL6Bytes, planBloomOnlyNoL6,
 	planForL6, planBloomOnlyL6, planForL6NoL6Bytes, planBloomOnlyL6NoL6}
@@ -66,12 +66,11 @@ type planRow struct {
 	Model  cuckoopolicy.Estimate // the plan's bytes and false positives by FitPlan's model
 }
 
-// planQuery is one FitPlan call: the plan name, and the name of the
-// report's BloomOnly plan ("" to skip it).
+// planQuery is one FitPlan call: the plan name, the name of the report's
+// BloomOnly plan ("" to skip it), and the query.
 type planQuery struct {
 	name, bloomOnly string
-	bytes           uint64
-	useL6           bool
+	cfg             cuckoopolicy.PlanConfig
 }
 
 // planQueries are the FitPlan calls of a shape whose bloom(10) database
@@ -84,22 +83,24 @@ func planQueries(all, upper uint64, pressure bool) []planQuery {
 	if pressure {
 		getOnly = planBloomOnlyGet
 	}
+	at := func(bytes uint64, useL6 bool) cuckoopolicy.PlanConfig {
+		return cuckoopolicy.PlanConfig{MaxFilterBytes: bytes, UseL6: useL6}
+	}
 	q := []planQuery{
-		{planForGet, getOnly, all, false},
-		{planForNoL6Bytes, planBloomOnlyNoL6, upper, false},
-		{planFor2x, planBloomOnly2x, 2 * upper, false},
-		{planForL6, planBloomOnlyL6, all, true},
+		{planForGet, getOnly, at(all, false)},
+		{planForNoL6Bytes, planBloomOnlyNoL6, at(upper, false)},
+		{planFor2x, planBloomOnly2x, at(2*upper, false)},
+		{planForL6, planBloomOnlyL6, at(all, true)},
 	}
 	if pressure {
-		q = append(q, planQuery{planForL6NoL6Bytes, planBloomOnlyL6NoL6, upper, true})
+		q = append(q, planQuery{planForL6NoL6Bytes, planBloomOnlyL6NoL6, at(upper, true)})
 	}
 	return q
 }
 
 // fixedPlans are the filter plans that do not depend on the LSM.
 func fixedPlans() []policyCfg {
-	b10 := bloom.FilterPolicy(10)
-	noL6 := cuckoopolicy.Plan{b10, b10, b10, b10, b10, b10, nil}
+	noL6 := noL6Plan()
 	var prog cuckoopolicy.Plan
 	for l, b := range [7]int{16, 16, 16, 16, 14, 10, 8} {
 		prog[l] = bloom.FilterPolicy(b)
@@ -112,10 +113,19 @@ func fixedPlans() []policyCfg {
 	}
 }
 
+// noL6Plan is bloom(10)-noL6's plan, CockroachDB's configuration: bloom(10)
+// on L0-L5, no filter on L6.
+func noL6Plan() cuckoopolicy.Plan {
+	b10 := bloom.FilterPolicy(10)
+	return cuckoopolicy.Plan{b10, b10, b10, b10, b10, b10, nil}
+}
+
 // planFors returns FitPlan's plans for the shape (planQueries), computed
 // on bloom(10)'s database among dbs (built from the shape's layout: the
 // tables every database has) at the filter bytes bloom(10) and
-// bloom(10)-noL6 wrote there. It returns none if either database is
+// bloom(10)-noL6 wrote there, and the plans whatif -cache recommends for
+// the caches of the pressure regimes that run on the shape (cachePlans),
+// which it records in the result. It returns none if either database is
 // missing.
 func (r *runner) planFors(s shapeSpec, dbs []*dbInst) ([]policyCfg, error) {
 	ref, noL6 := findDB(dbs, planBase), findDB(dbs, planBloomNoL6)
@@ -124,6 +134,18 @@ func (r *runner) planFors(s shapeSpec, dbs []*dbInst) ([]policyCfg, error) {
 	}
 	all, _ := ref.shape.totalFilter()
 	upper, _ := noL6.shape.totalFilter()
+	queries := planQueries(all, upper, r.runsPressureOn(s))
+	var regs []regimeSpec
+	for _, g := range allRegimes {
+		if g.Pressure > 0 && r.runsRegimeOn(g, s) {
+			regs = append(regs, g)
+		}
+	}
+	// The cache as openRegime gives it to the blocks: every database's
+	// tables without filters are the uniform databases' (identical LSMs),
+	// "none" among them.
+	cps, more := cachePlans(s.Name, regs, minUnfiltered(dbs), ref.shape.totalIndex())
+	queries = append(queries, more...)
 	db, err := pebble.Open(ref.dir, r.options(s, ref.cfg, ref.st, nil, true))
 	if err != nil {
 		return nil, err
@@ -132,10 +154,10 @@ func (r *runner) planFors(s shapeSpec, dbs []*dbInst) ([]policyCfg, error) {
 	add := func(name string, q planQuery, e cuckoopolicy.Estimate) {
 		p := e.Plan
 		out = append(out, policyCfg{Name: name, Family: famPlan, Plan: &p})
-		r.res.Plans = append(r.res.Plans, planRow{Shape: s.Name, Name: name, Plan: p, Budget: q.bytes, UseL6: q.useL6, Model: e})
+		r.res.Plans = append(r.res.Plans, planRow{Shape: s.Name, Name: name, Plan: p, Budget: q.cfg.MaxFilterBytes, UseL6: q.cfg.UseL6, Model: e})
 	}
-	for _, q := range planQueries(all, upper, r.runsPressureOn(s)) {
-		rep, err := cuckoopolicy.FitPlan(db, cuckoopolicy.PlanConfig{MaxFilterBytes: q.bytes, UseL6: q.useL6})
+	for _, q := range queries {
+		rep, err := cuckoopolicy.FitPlan(db, q.cfg)
 		if err != nil {
 			db.Close()
 			return nil, fmt.Errorf("FitPlan for %s: %w", q.name, err)
@@ -144,7 +166,13 @@ func (r *runner) planFors(s shapeSpec, dbs []*dbInst) ([]policyCfg, error) {
 		if q.bloomOnly != "" {
 			add(q.bloomOnly, q, rep.BloomOnly)
 		}
+		for i := range cps {
+			if cps[i].Policy == q.name {
+				cps[i].Plan = rep.Plan
+			}
+		}
 	}
+	r.res.CachePlans = append(r.res.CachePlans, cps...)
 	return out, db.Close()
 }
 
@@ -167,7 +195,7 @@ func (r *runner) countsPath(d *dbInst, p pathSpec) bool {
 // timesPlan says whether a filter plan is timed in shape s and regime g
 // (not a pressure regime, which lists its policies).
 func (r *runner) timesPlan(c policyCfg, s shapeSpec, g regimeSpec) bool {
-	if c.Name == planForL6NoL6Bytes || c.Name == planBloomOnlyL6NoL6 || c.Name == planBloomOnlyGet {
+	if c.Name == planForL6NoL6Bytes || c.Name == planBloomOnlyL6NoL6 || c.Name == planBloomOnlyGet || isCachePlan(c.Name) {
 		return false // built for the pressure regimes
 	}
 	return r.cfg.TimeAll || planTimedQuick[c.Name] == s.Name+"/"+g.Name

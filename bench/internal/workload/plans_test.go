@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/bloom"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/progress"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/whatif"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
@@ -40,7 +41,7 @@ func TestPlansReachTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range append(slices.Clone(planNames), twinName) {
-		if findDB(dbs, name) == nil {
+		if findDB(dbs, name) == nil && !isCachePlan(name) {
 			t.Fatalf("no database for %s", name)
 		}
 	}
@@ -58,11 +59,35 @@ func TestPlansReachTables(t *testing.T) {
 		planFor2x: 2 * noL6, planBloomOnly2x: 2 * noL6, planForL6: b10, planBloomOnlyL6: b10,
 		// The pressure regimes'.
 		planBloomOnlyGet: b10, planForL6NoL6Bytes: noL6, planBloomOnlyL6NoL6: noL6}
+	// whatif -cache's, one per pressure regime whose budget is not 0.
+	index, unfiltered := findDB(dbs, planBase).shape.totalIndex(), minUnfiltered(dbs)
+	if len(r.res.CachePlans) != 2 {
+		t.Fatalf("%d whatif -cache recommendations, want one per pressure regime", len(r.res.CachePlans))
+	}
+	for _, cp := range r.res.CachePlans {
+		g := pressureRegime(t, cp.Regime)
+		cache := cacheSize(g, lsmShape{}, 0, unfiltered)
+		if cp.Cache != cache || cp.Index != index || cp.Budget != whatif.FilterBudget(uint64(cache), index) {
+			t.Errorf("%s: cache %d, indexes %d, budget %d; want cache %d, indexes %d", cp.Regime, cp.Cache, cp.Index, cp.Budget, cache, index)
+		}
+		t.Logf("%s: cache %d, indexes %d, budget %d: %s, plan %s", cp.Regime, cp.Cache, cp.Index, cp.Budget, cp.Policy, cp.Plan)
+		d := findDB(dbs, cachePlanName(cp.Regime))
+		if cp.Budget == 0 {
+			if d != nil || cp.Policy != planBloomNoL6 {
+				t.Errorf("%s at budget 0: timed as %s, database %v; want bloom(10)-noL6's, none of its own", cp.Regime, cp.Policy, d != nil)
+			}
+			continue
+		}
+		if d == nil || cp.Policy != d.cfg.Name || *d.cfg.Plan != cp.Plan {
+			t.Fatalf("%s: no database for %s with the recommended plan %s", cp.Regime, cp.Policy, cp.Plan)
+		}
+		want[cp.Policy] = cp.Budget
+	}
 	if len(r.res.Plans) != len(want) {
 		t.Fatalf("%d plans recorded, want %d", len(r.res.Plans), len(want))
 	}
 	for _, p := range r.res.Plans {
-		useL6 := p.Name == planForL6 || p.Name == planBloomOnlyL6 || p.Name == planForL6NoL6Bytes || p.Name == planBloomOnlyL6NoL6
+		useL6 := p.Name == planForL6 || p.Name == planBloomOnlyL6 || p.Name == planForL6NoL6Bytes || p.Name == planBloomOnlyL6NoL6 || isCachePlan(p.Name)
 		if p.Budget != want[p.Name] || p.UseL6 != useL6 {
 			t.Errorf("%s: FitPlan at %d bytes, useL6 %v; want %d bytes, useL6 %v", p.Name, p.Budget, p.UseL6, want[p.Name], useL6)
 		}

@@ -166,7 +166,7 @@ func (r *Result) planVerdicts() []verdictRow {
 	}
 	var j planJudge
 	j.budget(r, 1.01)
-	out = append(out, j.verdict("Filter plans: every plan's measured filter bytes on the levels its lookups load (L0-L5 for Get, every level for planfor-l6 and bloomonly-l6) <= 1.01x its budget (planfor-* and bloomonly-*), every shape"))
+	out = append(out, j.verdict("Filter plans: every plan's measured filter bytes on the levels its lookups load (L0-L5 for Get, every level for the plans for L6-filtered lookups) <= 1.01x its budget (planfor-*, bloomonly-* and the whatif-* plans at a budget above 0), every shape"))
 	j = planJudge{}
 	j.bytes(r, planProgressive, planBloomProg, 1.0)
 	j.fp(r, planProgressive, planBloomProg, "get-absent", 0.15)

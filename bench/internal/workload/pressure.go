@@ -117,14 +117,15 @@ func (r *Result) writePressure(w func(string, ...any)) {
 			}
 		}
 	}
-	w("\nIn short: time per operation as a ratio to CockroachDB's configuration (bloom(10)-noL6), median of paired ratios, on %d goroutine(s); twin: bloom(10)-twin/bloom(10) [interval], the noise floor of the row.\n\n", r.Config.Threads[0])
+	r.writeCachePlans(w)
+	w("\nIn short: time per operation as a ratio to CockroachDB's configuration (bloom(10)-noL6), median of paired ratios, on %d goroutine(s); whatif -cache: the plan it recommends for the row's regime (whatif-<regime>; \"budget 0\" where that is bloom(10)-noL6 itself); twin: bloom(10)-twin/bloom(10) [interval], the noise floor of the row.\n\n", r.Config.Threads[0])
 	var short []string
 	for _, n := range pressurePolicies {
 		if n != planBloomNoL6 {
 			short = append(short, n)
 		}
 	}
-	tableHead(w, "shape | regime | path | bloom(10)-noL6 µs", "---|---|---|---:|", append(slices.Clone(short), "twin"), "---:|")
+	tableHead(w, "shape | regime | path | bloom(10)-noL6 µs", "---|---|---|---:|", append(slices.Clone(short), "whatif -cache", "twin"), "---:|")
 	for _, k := range r.cellKeys() {
 		if !isPressure(k.Regime) || k.Threads != r.Config.Threads[0] {
 			continue
@@ -137,15 +138,16 @@ func (r *Result) writePressure(w func(string, ...any)) {
 		for _, n := range short {
 			w(" %s |", f3(r.timeRatio(k, n, planBloomNoL6).Median))
 		}
-		w(" %s |\n", r.twinCell(k))
+		w(" %s | %s |\n", r.cachePlanCell(k), r.twinCell(k))
 	}
 	w("\n")
 	w("| shape | regime | path | threads | policy | µs/op | ×bloom(10) | ×noL6 | lookups f / i+d | hit rate | misses f / i / d / v+o | device µs | waited µs | device share |\n|---|---|---|---:|---|---:|---|---|---|---:|---|---:|---:|---:|\n")
 	for _, k := range r.cellKeys() {
-		if !slices.ContainsFunc(regs, func(g regimeSpec) bool { return g.Name == k.Regime }) {
+		i := slices.IndexFunc(regs, func(g regimeSpec) bool { return g.Name == k.Regime })
+		if i < 0 {
 			continue
 		}
-		names := append(slices.Clone(pressurePolicies), twinName)
+		names := append(slices.Clone(regs[i].Policies), twinName)
 		for _, n := range names {
 			cs := r.Cells[k][n]
 			if cs == nil || cs.Ops == 0 {
@@ -241,8 +243,9 @@ func (r *Result) fitsCache(s string, g regimeSpec, x string) bool {
 }
 
 // pressureVerdicts judges the pressure regimes: the device model, the L6
-// plans against CockroachDB's configuration at the smaller cache, and
-// FitPlan's plans against the best bloom-only plans at the same bytes.
+// plans and the plan whatif -cache recommends against CockroachDB's
+// configuration at the smaller cache, and FitPlan's plans against the best
+// bloom-only plans at the same bytes.
 func (r *Result) pressureVerdicts() []verdictRow {
 	regs := r.pressureRegimes()
 	if len(regs) == 0 {
@@ -314,6 +317,7 @@ func (r *Result) pressureVerdicts() []verdictRow {
 		}
 	}
 	out = append(out, l6.verdict(fmt.Sprintf("Memory pressure, %s: an L6 plan whose filters and indexes fit the cache (planfor-l6, else planfor-l6-noL6bytes) takes <= 0.5x the time of bloom(10)-noL6 on absent L6-filtered lookups and is not slower on present Gets and the 50/50 L6-filtered lookups (twin rule)", small.Name)))
+	out = append(out, r.cachePlanVerdict(small))
 
 	// 3. FitPlan's plans against the best bloom-only plan at the same bytes.
 	var bo planJudge

@@ -12,7 +12,8 @@ import (
 
 // TestPressureCounts runs the pressure regime at 4% on the deep shape (a
 // synthetic layout: no loading) and checks what its report rests on: every
-// listed policy and the A/A twin timed on every pressure path, on an LSM
+// listed policy and the A/A twin timed on every pressure path (whatif
+// -cache's plan for the cache too, where its budget is not 0), on an LSM
 // identical to bloom(10)'s; the block cache at its share of the database,
 // with the memtables' reservation on top; the file reads by block kind
 // adding up to the cache's own misses (so that they are the misses by
@@ -43,10 +44,20 @@ func TestPressureCounts(t *testing.T) {
 	if ok, why := res.identical("deep", twinName, planBase); !ok {
 		t.Errorf("the twin's LSM is not bloom(10)'s: %s", why)
 	}
+	// whatif -cache's plan for the regime's cache, timed where its budget
+	// is not 0 (bloom(10)-noL6 stands for it where it is).
+	names := append(slices.Clone(pressurePolicies), twinName)
+	cp, ok := res.cachePlan("deep", "pressure4")
+	if !ok || len(res.CachePlans) != 1 {
+		t.Fatalf("whatif -cache recommendations %+v, want pressure4's alone", res.CachePlans)
+	}
+	if cp.Budget > 0 {
+		names = append(names, cp.Policy)
+	}
 	for _, p := range pressurePaths {
 		k := cellKey{Shape: "deep", Regime: "pressure4", Path: p, Threads: cfg.Threads[0]}
 		cell := res.Cells[k]
-		for _, n := range append(slices.Clone(pressurePolicies), twinName) {
+		for _, n := range names {
 			cs := cell[n]
 			if cs == nil || len(cs.NsPerOp) != cfg.Reps {
 				t.Errorf("%v %s: not timed in every repetition", k, n)
@@ -74,7 +85,10 @@ func TestPressureCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"## Memory pressure", "| deep | pressure4 | seek-mix-l6 | 1 | bloom(10)-twin |"} {
+	if cp.Budget > 0 && !strings.Contains(string(report), " | "+mib(float64(cp.Budget))+" | "+cp.Policy+" | ") {
+		t.Errorf("the report lacks the budget %s and the plan %s for pressure4's cache", mib(float64(cp.Budget)), cp.Policy)
+	}
+	for _, s := range []string{"## Memory pressure", "| deep | pressure4 | seek-mix-l6 | 1 | bloom(10)-twin |", "| deep | pressure4 | " + mib(float64(cp.Cache)) + " | " + mib(float64(cp.Index))} {
 		if !strings.Contains(string(report), s) {
 			t.Errorf("the report lacks %q", s)
 		}

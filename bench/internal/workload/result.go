@@ -22,7 +22,8 @@ type Result struct {
 	Matched         map[int]string // budget B -> the cuckoo policy matching bloom(B)'s rate
 	Tuned           []tunedRow     // explicit cuckoo configurations matching bloom(B)'s rate
 	Spreads         []spreadRow
-	Plans           []planRow // the plans PlanFor chose, per shape
+	Plans           []planRow   // the plans PlanFor chose, per shape
+	CachePlans      []cachePlan // whatif -cache's recommendation per shape and pressure regime
 	Shapes          []shapeResult
 	Cells           map[cellKey]map[string]*cellStats
 	Truth           map[string]map[string]map[string]truthCounts // shape -> policy -> path
