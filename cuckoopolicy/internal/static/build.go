@@ -149,15 +149,7 @@ func (b *Builder) Build(dst []byte, keys *HashList, f int, semi bool, buckets fu
 func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, seed uint64, f uint) (int, int) {
 	bs := resetTable(b, buf, m, seed)
 	b.far = m >= batchBuckets
-	var placed int
-	switch {
-	case !b.far && unsafe.Sizeof(bs[0].fp[0]) == 2:
-		placed = greedy16(b, *(*[]slotSet[uint16])(unsafe.Pointer(&bs)), keys, m, seed, f)
-	case !b.far:
-		placed = greedyInCache(b, bs, keys, m, seed, f)
-	default:
-		placed = greedy(b, bs, keys, m, seed, f)
-	}
+	placed := greedy(b, bs, keys, m, seed, f)
 	if len(b.todo) == 0 {
 		return placed, 0
 	}
@@ -166,115 +158,11 @@ func place[F uint16 | uint32](b *Builder, buf *[]slotSet[F], keys *HashList, m, 
 	return placed + walked, strays
 }
 
-// batchBuckets is the table size from which the greedy pass works in
-// batches with prefetches (greedy), and the walks prefetch: 512 KiB of
-// 16-byte buckets. In smaller tables, which stay in a core's L2 cache, the
-// batches' bookkeeping costs as much as the cache misses it overlaps or more
-// (greedy16, greedyInCache).
+// batchBuckets is the table size from which the greedy pass prefetches the
+// buckets of a batch, and the walks prefetch: 512 KiB of 16-byte buckets. In
+// smaller tables, which stay in a core's L2 cache, the prefetches cost as
+// much as the cache misses they overlap or more.
 const batchBuckets = 1 << 15
-
-// greedy16 is greedyInCache for 16-bit slots, the pass of every
-// FilterPolicy up to 16 bits a key, written for fewer instructions a key
-// (the loop is bound by them, not by the cache): fewer values live in the
-// loop, so that none is kept on the stack; the test for an entry already
-// placed in two steps, first whether a slot of either bucket holds fp, four
-// slots at once, then (about once in 2^f/8 keys) holds16 with the offsets;
-// one branch for both rare cases, that and a stray; buckets addressed
-// without bounds checks. It places the same entries in the same slots and
-// lists the same strays.
-func greedy16(b *Builder, bs []slotSet[uint16], keys *HashList, m, seed uint64, f uint) int {
-	fmul := uint64(1)<<(f&63) - 1 // cuckoohash.Fingerprint, spelled out
-	if room := greedyRoom(keys.Len(), m); cap(b.todo) < room {
-		b.todo = make([]stray, 0, room)
-	}
-	start, dups := len(b.todo), 0
-	sc := seed * 0x9e3779b97f4a7c15 // cuckoohash.Mix, spelled out with its seed term hoisted
-	base := unsafe.Pointer(unsafe.SliceData(bs))
-	const size = unsafe.Sizeof(bs[0])
-	for c := range len(keys.chunks) {
-		for _, h := range keys.part(c) {
-			x := (h ^ sc) * 0xff51afd7ed558ccd
-			x ^= x >> 32
-			y := cuckoohash.Remix(x)
-			i1 := cuckoohash.Reduce(x, m)
-			i2 := second(i1, y, m)
-			// Reduce and second return indexes below m = len(bs).
-			b1 := (*slotSet[uint16])(unsafe.Add(base, uintptr(i1)*size))
-			b2 := (*slotSet[uint16])(unsafe.Add(base, uintptr(i2)*size))
-			w1, w2 := cuckoohash.SlotWord(&b1.fp), cuckoohash.SlotWord(&b2.fp)
-			fp := uint16(((y>>32)*fmul)>>32) + 1
-			fl := uint64(fp) * lanes16
-			x1, x2 := w1^fl, w2^fl
-			held := ((x1-lanes16)&^x1 | (x2-lanes16)&^x2) & (lanes16 << 15) // a slot holds fp
-			c1, c2 := (bits.Len64(w1)+15)>>4, (bits.Len64(w2)+15)>>4        // fill16
-			o1 := offset(i1, i2, m)
-			s, c, o := b1, c1, o1
-			if c2 < c1 {
-				s, c, o = b2, c2, -o1 // offset(i2, i1, m)
-			}
-			if held|uint64(c>>2) != 0 { // c>>2 is 1 for a full bucket
-				if holds16(b1, fp, o1)|holds16(b2, fp, -o1) != 0 {
-					dups++
-					continue
-				}
-				if c == cuckoohash.Slots {
-					b.todo = append(b.todo, stray{uint32(fp), uint32(i1), uint32(i2)})
-					continue
-				}
-			}
-			s.fp[c&(cuckoohash.Slots-1)], s.alt[c&(cuckoohash.Slots-1)] = fp, o
-		}
-	}
-	return keys.Len() - (len(b.todo) - start) - dups
-}
-
-// greedyInCache is the greedy pass for tables that fit in the cache: greedy
-// without batches or prefetches, its strays listed as they come. It places
-// the same entries in the same slots and lists the same strays.
-func greedyInCache[F uint16 | uint32](b *Builder, bs []slotSet[F], keys *HashList, m, seed uint64, f uint) int {
-	todo := b.todo
-	if room := greedyRoom(keys.Len(), m); cap(todo) < room {
-		todo = make([]stray, 0, room)
-	}
-	placed := 0
-	for c := range len(keys.chunks) {
-		for _, h := range keys.part(c) {
-			x := cuckoohash.Mix(h, seed)
-			y := cuckoohash.Remix(x)
-			i1 := cuckoohash.Reduce(x, m)
-			i2 := second(i1, y, m)
-			fp := F(cuckoohash.Fingerprint(y, f))
-			o1 := offset(i1, i2, m)
-			o2 := -o1 // offset(i2, i1, m)
-			b1, b2 := &bs[i1], &bs[i2]
-			var c1, c2 int
-			if unsafe.Sizeof(fp) == 2 {
-				s1, s2 := (*slotSet[uint16])(unsafe.Pointer(b1)), (*slotSet[uint16])(unsafe.Pointer(b2))
-				c1, c2 = fill16(s1), fill16(s2)
-				if holds16(s1, uint16(fp), o1)|holds16(s2, uint16(fp), o2) != 0 {
-					continue // a duplicate entry
-				}
-			} else {
-				c1, c2 = fill(b1), fill(b2)
-				if min(clash(b1, fp, o1), clash(b2, fp, o2)) == 0 {
-					continue // a duplicate entry
-				}
-			}
-			s, c, o := b1, c1, o1
-			if c2 < c1 {
-				s, c, o = b2, c2, o2
-			}
-			if c == cuckoohash.Slots {
-				todo = append(todo, stray{uint32(fp), uint32(i1), uint32(i2)})
-				continue
-			}
-			s.fp[c&(cuckoohash.Slots-1)], s.alt[c&(cuckoohash.Slots-1)] = fp, o
-			placed++
-		}
-	}
-	b.todo = todo
-	return placed
-}
 
 // resetTable readies b for an attempt with seed: an empty table of m buckets
 // in *buf, which it returns, an empty todo list and the walks' random
@@ -303,87 +191,144 @@ func resetTable[F uint16 | uint32](b *Builder, buf *[]slotSet[F], m, seed uint64
 // greedy is the first pass: it puts each key's entry in the emptier of its
 // two buckets, lists in b.todo the strays that find both full, and returns
 // the number of entries placed. It works in batches: it computes the
-// addresses of a batch and prefetches (or, without prefetch, touches) both
-// buckets of each key before placing any, so that the cache misses of a
-// batch overlap instead of coming one after another. The placements do not
+// buckets, fingerprints and offsets of a batch (addrs), then places them
+// (place). Each loop is bound by its instructions and, apart, keeps its
+// values in registers, and the placing loop keeps more keys' bucket loads in
+// flight: the pass took 0.8 of the time of one without batches on tables of
+// 64k keys (in the L2 cache), and no more on any. In a table too large for
+// the cache (b.far) it also prefetches (or, without prefetch, touches) both
+// buckets of each key of a batch before placing them. The placements do not
 // depend on the batch: keys are placed in order.
 func greedy[F uint16 | uint32](b *Builder, bs []slotSet[F], keys *HashList, m, seed uint64, f uint) int {
-	const batch = 64 // as fast as 16 in the L3, faster beyond it (bench/NOTES.md)
-	n := keys.Len()
-	var ii [batch][2]uint32
-	var fps [batch]F
+	var bt batch[F]
 	var touch F
-	// The batch's strays, listed for the walks after the batch: appending
-	// to b.todo inside the placing loop made the whole build slower.
-	var strays [batch]uint8
-	room := greedyRoom(n, m)
-	placed := 0
-	for k0 := 0; k0 < n; k0 += batch {
-		nb, ns := min(batch, n-k0), 0
-		hs := keys.part(k0 / chunkLen)[k0%chunkLen:]
-		for j := 0; j < nb; j++ {
-			x := cuckoohash.Mix(hs[j], seed)
-			y := cuckoohash.Remix(x)
-			i1 := cuckoohash.Reduce(x, m)
-			i2 := second(i1, y, m)
-			ii[j] = [2]uint32{uint32(i1), uint32(i2)}
-			fps[j] = F(cuckoohash.Fingerprint(y, f))
-			if !hasPrefetch {
-				touch += bs[i1].fp[3] + bs[i2].fp[3]
-			}
-		}
-		if hasPrefetch {
-			prefetch(unsafe.Pointer(&bs[0]), &ii[0][0], 2*nb, int(unsafe.Sizeof(bs[0])))
-		}
-		for j := 0; j < nb; j++ {
-			i1, i2, fp := uint64(ii[j][0]), uint64(ii[j][1]), fps[j]
-			o1 := offset(i1, i2, m)
-			o2 := -o1 // offset(i2, i1, m)
-			b1, b2 := &bs[i1], &bs[i2]
-			// With 16-bit fingerprints (every FilterPolicy up to 16 bits a
-			// key) a bucket's slots are read as words, four at a time; the
-			// test is a constant in each instantiation. It sits here, not in
-			// fill and clash, which then would no longer inline.
-			// TestSlotWords holds the two equal. The test for an entry
-			// already placed asks first, as greedy16 does, whether a slot
-			// of either bucket holds fp at all.
-			var c1, c2 int
-			if unsafe.Sizeof(fp) == 2 {
-				s1, s2 := (*slotSet[uint16])(unsafe.Pointer(b1)), (*slotSet[uint16])(unsafe.Pointer(b2))
-				w1, w2 := cuckoohash.SlotWord(&s1.fp), cuckoohash.SlotWord(&s2.fp)
-				c1, c2 = (bits.Len64(w1)+15)>>4, (bits.Len64(w2)+15)>>4 // fill16
-				fl := uint64(fp) * lanes16
-				x1, x2 := w1^fl, w2^fl
-				if ((x1-lanes16)&^x1|(x2-lanes16)&^x2)&(lanes16<<15) != 0 &&
-					holds16(s1, uint16(fp), o1)|holds16(s2, uint16(fp), o2) != 0 {
-					continue // a duplicate entry
-				}
-			} else {
-				c1, c2 = fill(b1), fill(b2)
-				if min(clash(b1, fp, o1), clash(b2, fp, o2)) == 0 {
-					continue // a duplicate entry
+	room := greedyRoom(keys.Len(), m)
+	start, dups := len(b.todo), 0
+	for c := range len(keys.chunks) {
+		for hs := keys.part(c); len(hs) > 0; {
+			n := min(len(hs), greedyBatch)
+			bt.addrs(hs[:n], m, seed, f)
+			hs = hs[n:]
+			if b.far {
+				if hasPrefetch {
+					prefetch(unsafe.Pointer(&bs[0]), &bt.ii[0][0], 2*n, int(unsafe.Sizeof(bs[0])))
+				} else {
+					for _, i := range bt.ii[:n] {
+						touch += bs[i[0]].fp[3] + bs[i[1]].fp[3]
+					}
 				}
 			}
-			// The emptier bucket, the first on a tie, selected without a
-			// branch: which one it is, is a coin toss.
-			s, c, o := b1, c1, o1
-			if c2 < c1 {
-				s, c, o = b2, c2, o2
+			strays, d := bt.place(bs, n)
+			dups += d
+			for _, j := range bt.strays[:strays] {
+				b.addStray(stray{uint32(bt.fps[j]), bt.ii[j][0], bt.ii[j][1]}, room)
 			}
-			if c == cuckoohash.Slots {
-				strays[ns] = uint8(j)
-				ns++
-				continue
-			}
-			s.fp[c&(cuckoohash.Slots-1)], s.alt[c&(cuckoohash.Slots-1)] = fp, o
-			placed++
-		}
-		for _, j := range strays[:ns] {
-			b.addStray(stray{uint32(fps[j]), ii[j][0], ii[j][1]}, room)
 		}
 	}
 	b.touched += uint64(touch)
-	return placed
+	return keys.Len() - (len(b.todo) - start) - dups
+}
+
+// greedyBatch is the number of keys in a batch of the greedy pass: as fast
+// as 16 in the L3 cache, faster beyond it (bench/NOTES.md).
+const greedyBatch = 64
+
+// batch is a batch of keys of the greedy pass: per key, its two buckets, its
+// fingerprint and the offset of its second bucket from its first (offset);
+// then the keys that found both buckets full.
+type batch[F uint16 | uint32] struct {
+	ii     [greedyBatch][2]uint32
+	fps    [greedyBatch]F
+	offs   [greedyBatch]int16
+	strays [greedyBatch]uint8
+}
+
+// addrs fills the batch with the addresses of hs, as addr computes them. It
+// spells out cuckoohash.Mix (its seed term hoisted), Fingerprint and second,
+// and tests the table size against the window once for the batch: the loop
+// is bound by its instructions.
+func (bt *batch[F]) addrs(hs []uint64, m, seed uint64, f uint) {
+	fmul := uint64(1)<<(f&63) - 1 // cuckoohash.Fingerprint
+	sc := seed * 0x9e3779b97f4a7c15
+	if m <= window {
+		// second draws from the whole table, and offset is the plain
+		// difference.
+		for j, h := range hs[:min(len(hs), greedyBatch)] {
+			x := (h ^ sc) * 0xff51afd7ed558ccd
+			x ^= x >> 32
+			y := cuckoohash.Remix(x)
+			i1, i2 := cuckoohash.Reduce(x, m), cuckoohash.Reduce(rot32(y), m)
+			bt.ii[j], bt.fps[j], bt.offs[j] = [2]uint32{uint32(i1), uint32(i2)}, F(((y>>32)*fmul)>>32)+1, int16(i2-i1)
+		}
+		return
+	}
+	for j, h := range hs[:min(len(hs), greedyBatch)] {
+		x := (h ^ sc) * 0xff51afd7ed558ccd
+		x ^= x >> 32
+		y := cuckoohash.Remix(x)
+		i1 := cuckoohash.Reduce(x, m)
+		// second: i2 is d buckets after i1, wrapping around. The offset is
+		// d, or d-m where it wraps in a table of less than two windows
+		// and d-m is above -window (offset). No branch: the wrap is taken
+		// at random.
+		d := 1 + (uint64(uint32(y))*(window-1))>>32
+		i2 := i1 + d
+		wrap := m & uint64(int64(m-1-i2)>>63)
+		near := uint64(int64(m-d-window) >> 63)
+		bt.ii[j], bt.fps[j], bt.offs[j] = [2]uint32{uint32(i1), uint32(i2 - wrap)}, F(((y>>32)*fmul)>>32)+1, int16(d-wrap&near)
+	}
+}
+
+// place puts the entries of the batch's first n keys in bs, in order, each
+// in the emptier of its buckets, the first on a tie, unless either holds it
+// already (a duplicate). It lists in bt.strays the keys that find both
+// buckets full, and returns their number and that of the duplicates.
+func (bt *batch[F]) place(bs []slotSet[F], n int) (strays, dups int) {
+	base, size := unsafe.Pointer(unsafe.SliceData(bs)), unsafe.Sizeof(bs[0])
+	for j := range n {
+		i1, i2, fp, o1 := bt.ii[j][0], bt.ii[j][1], bt.fps[j], bt.offs[j]
+		// addrs returns indexes below m = len(bs).
+		b1 := (*slotSet[F])(unsafe.Add(base, uintptr(i1)*size))
+		b2 := (*slotSet[F])(unsafe.Add(base, uintptr(i2)*size))
+		// With 16-bit fingerprints (every FilterPolicy up to 16 bits a key)
+		// a bucket's slots are read as words, four at a time; the test is a
+		// constant in each instantiation. It sits here, not in fill and
+		// clash, which then would no longer inline. TestSlotWords holds the
+		// two equal.
+		var c1, c2 int
+		if unsafe.Sizeof(fp) == 2 {
+			s1, s2 := (*slotSet[uint16])(unsafe.Pointer(b1)), (*slotSet[uint16])(unsafe.Pointer(b2))
+			w1, w2 := cuckoohash.SlotWord(&s1.fp), cuckoohash.SlotWord(&s2.fp)
+			// Whether a slot of either bucket holds fp at all, which about
+			// one key in 2^f/8 passes; then whether one holds the entry.
+			fl := uint64(fp) * lanes16
+			x1, x2 := w1^fl, w2^fl
+			if ((x1-lanes16)&^x1|(x2-lanes16)&^x2)&(lanes16<<15) != 0 && placed16(s1, s2, uint16(fp), o1) {
+				dups++
+				continue
+			}
+			c1, c2 = (bits.Len64(w1)+15)>>4, (bits.Len64(w2)+15)>>4 // fill16
+		} else {
+			if min(clash(b1, fp, o1), clash(b2, fp, -o1)) == 0 {
+				dups++
+				continue
+			}
+			c1, c2 = fill(b1), fill(b2)
+		}
+		// The emptier bucket, the first on a tie, selected without a branch:
+		// which one it is, is a coin toss.
+		s, c, o := b1, c1, o1
+		if c2 < c1 {
+			s, c, o = b2, c2, -o1 // offset(i2, i1, m)
+		}
+		if c == cuckoohash.Slots {
+			bt.strays[strays] = uint8(j)
+			strays++
+			continue
+		}
+		s.fp[c&(cuckoohash.Slots-1)], s.alt[c&(cuckoohash.Slots-1)] = fp, o
+	}
+	return strays, dups
 }
 
 // setLabels starts the walks' labels at the lower bounds the greedy pass
@@ -394,9 +339,10 @@ func setLabels[F uint16 | uint32](b *Builder, bs []slotSet[F]) {
 	if cap(b.labels) < m {
 		b.labels = make([]uint8, m, cap(bs))
 	}
-	b.labels = b.labels[:m]
+	L := b.labels[:m]
+	b.labels = L
 	for i := range bs {
-		b.labels[i] = uint8(used(bs[i].fp[cuckoohash.Slots-1]))
+		L[i] = uint8(used(bs[i].fp[cuckoohash.Slots-1]))
 	}
 }
 
@@ -466,6 +412,16 @@ func fill16(s *slotSet[uint16]) int {
 func holds16(s *slotSet[uint16], fp uint16, alt int16) uint64 {
 	x := (cuckoohash.SlotWord(&s.fp) ^ uint64(fp)*lanes16) | (cuckoohash.SlotWord((*[cuckoohash.Slots]uint16)(unsafe.Pointer(&s.alt))) ^ uint64(uint16(alt))*lanes16)
 	return (x - lanes16) &^ x & (lanes16 << 15)
+}
+
+// placed16 reports whether bucket s1 or s2 holds fp with the other as its
+// other bucket (o is the offset of s2 from s1): the entry is placed already.
+// It is the greedy pass's rare path, kept out of line so that its loop
+// keeps its values in registers.
+//
+//go:noinline
+func placed16(s1, s2 *slotSet[uint16], fp uint16, o int16) bool {
+	return holds16(s1, fp, o)|holds16(s2, fp, -o) != 0
 }
 
 // used is 1 for a nonzero x, else 0.

@@ -166,12 +166,13 @@ func TestSlotWords(t *testing.T) {
 	}
 }
 
-// walkOne runs the walk of e to its end, alone.
-func walkOne[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, e stray) (int, walker[F]) {
-	w := newWalker(bs, e, true)
+// walkOne runs the walk of e to its end, alone, in lane 0.
+func walkOne[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, e stray) (int, *walks[F]) {
+	var ws walks[F]
+	ws.start(0, bs, e, true)
 	for {
-		if res := w.step(b, bs, m); res != walkGoing {
-			return res, w
+		if res := ws.step(0, b, bs, m); res != walkGoing {
+			return res, &ws
 		}
 	}
 }
@@ -221,9 +222,9 @@ func TestWalkKeepsEntries(t *testing.T) {
 			} else if r.IntN(50) != 0 { // now and then both buckets the same
 				i2 = r.Uint64N(m)
 			}
-			res, w := walkOne(&b, bs, m, stray{uint32(fp), uint32(i1), uint32(i2)})
-			if w.kicks > 0 {
-				kicks[w.kicks > 1]++
+			res, ws := walkOne(&b, bs, m, stray{uint32(fp), uint32(i1), uint32(i2)})
+			if ws.kicks[0] > 0 {
+				kicks[ws.kicks[0] > 1]++
 			}
 			switch res {
 			case walkDup:
@@ -236,7 +237,7 @@ func TestWalkKeepsEntries(t *testing.T) {
 				}
 				full = true
 				entries[fp] = entry{uint32(i1), uint32(i2)}
-				delete(entries, uint16(w.fp))
+				delete(entries, uint16(ws.fp[0]))
 			}
 			if full {
 				break
@@ -302,22 +303,38 @@ func TestBuildDuplicatesInWalks(t *testing.T) {
 	}
 }
 
-// TestSpelledOut checks the hashing that greedy16 spells out against
-// cuckoohash.Mix and cuckoohash.Fingerprint.
-func TestSpelledOut(t *testing.T) {
+// TestAddrs checks the addressing that the greedy pass spells out (addrs)
+// against addr and offset, at every width, in tables smaller and larger than
+// the window and up to the largest static table.
+func TestAddrs(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
-	for range 100000 {
-		h, seed, f := r.Uint64(), r.Uint64N(64), uint(4+r.IntN(13))
-		sc := seed * 0x9e3779b97f4a7c15
-		x := (h ^ sc) * 0xff51afd7ed558ccd
-		x ^= x >> 32
-		if want := cuckoohash.Mix(h, seed); x != want {
-			t.Fatalf("Mix(%#x, %d) = %#x, spelled out %#x", h, seed, want, x)
+	ms := []uint64{1, 2, 3, 250, window - 1, window, window + 1, 2*window - 1, 2*window + 5, 1e6, maxStaticBuckets - 3}
+	var hs [greedyBatch]uint64
+	var b16 batch[uint16]
+	var b32 batch[uint32]
+	for range 2000 {
+		m, seed, f := ms[r.IntN(len(ms))], r.Uint64N(64), uint(cuckoohash.MinFingerprintBits+r.IntN(cuckoohash.MaxFingerprintBits-cuckoohash.MinFingerprintBits+1))
+		for j := range hs {
+			hs[j] = r.Uint64()
 		}
-		y := cuckoohash.Remix(x)
-		fmul := uint64(1)<<(f&63) - 1
-		if got, want := uint16(((y>>32)*fmul)>>32)+1, cuckoohash.Fingerprint(y, f); uint32(got) != want {
-			t.Fatalf("Fingerprint(%#x, %d) = %d, spelled out %d", y, f, want, got)
+		n := 1 + r.IntN(greedyBatch)
+		ii, offs := &b32.ii, &b32.offs
+		if f <= 16 {
+			b16.addrs(hs[:n], m, seed, f)
+			ii, offs = &b16.ii, &b16.offs
+		} else {
+			b32.addrs(hs[:n], m, seed, f)
+		}
+		for j := range n {
+			i1, i2, fp := addr(hs[j], seed, m, f)
+			got := b32.fps[j]
+			if f <= 16 {
+				got = uint32(b16.fps[j])
+			}
+			if uint64(ii[j][0]) != i1 || uint64(ii[j][1]) != i2 || got != fp || offs[j] != offset(i1, i2, m) {
+				t.Fatalf("m=%d seed=%d f=%d hash %#x: addrs gives buckets %d, %d, fingerprint %d, offset %d; addr %d, %d, %d, offset %d",
+					m, seed, f, hs[j], ii[j][0], ii[j][1], got, offs[j], i1, i2, fp, offset(i1, i2, m))
+			}
 		}
 	}
 }
@@ -402,12 +419,36 @@ func TestBuildCopies(t *testing.T) {
 	}
 }
 
-// TestGreedyPassesAgree: the greedy pass in batches (greedy, for tables
-// beyond the cache), the pass for tables in the cache (greedyInCache) and its
-// 16-bit form (greedy16) leave the same table and the same strays, and skip
-// the same copies, for 16- and 32-bit slots, in tables smaller and larger
-// than the window.
-func TestGreedyPassesAgree(t *testing.T) {
+// greedyRef is the greedy pass written plainly, one key and one slot at a
+// time: each key's entry goes in the emptier of its two buckets, the first on
+// a tie, unless either holds it already; it is a stray when both are full.
+func greedyRef[F uint16 | uint32](bs []slotSet[F], l *HashList, m, seed uint64, f uint) (int, []stray) {
+	placed, strays := 0, []stray{}
+	for k := range l.Len() {
+		i1, i2, fp := addr(l.At(k), seed, m, f)
+		o1, o2 := offset(i1, i2, m), offset(i2, i1, m)
+		if clash(&bs[i1], F(fp), o1) == 0 || clash(&bs[i2], F(fp), o2) == 0 {
+			continue
+		}
+		i, o := i1, o1
+		if fill(&bs[i2]) < fill(&bs[i1]) {
+			i, o = i2, o2
+		}
+		if c := fill(&bs[i]); c < cuckoohash.Slots {
+			bs[i].fp[c], bs[i].alt[c] = F(fp), o
+			placed++
+		} else {
+			strays = append(strays, stray{fp, uint32(i1), uint32(i2)})
+		}
+	}
+	return placed, strays
+}
+
+// TestGreedyPass: the greedy pass, in a table in the cache and, prefetching,
+// in one beyond it, leaves the table and the strays greedyRef does, and
+// skips the same copies, for 16- and 32-bit slots, in tables smaller and
+// larger than the window.
+func TestGreedyPass(t *testing.T) {
 	seed := testkit.Seed(t)
 	r := rand.New(rand.NewPCG(seed, 17))
 	for _, m := range []uint64{1, 3, 250, window, window + 1000} {
@@ -421,30 +462,32 @@ func TestGreedyPassesAgree(t *testing.T) {
 			}
 		}
 		seed := r.Uint64N(8)
-		f := uint(8 + r.IntN(9))
-		var ref Builder
-		want := resetTable(&ref, &ref.small, m, seed)
-		wantPlaced := greedy(&ref, want, &l, m, seed, f)
-		for name, pass := range map[string]func(b *Builder, bs []slotSet[uint16]) int{
-			"greedyInCache": func(b *Builder, bs []slotSet[uint16]) int { return greedyInCache(b, bs, &l, m, seed, f) },
-			"greedy16":      func(b *Builder, bs []slotSet[uint16]) int { return greedy16(b, bs, &l, m, seed, f) },
-		} {
-			var b Builder
-			bs := resetTable(&b, &b.small, m, seed)
-			placed := pass(&b, bs)
-			if placed != wantPlaced || !slices.Equal(bs, want) || !slices.Equal(b.todo, ref.todo) {
-				t.Fatalf("m=%d f=%d: %s placed %d, left %d strays; greedy placed %d, left %d (tables equal: %v)",
-					m, f, name, placed, len(b.todo), wantPlaced, len(ref.todo), slices.Equal(bs, want))
+		for _, f := range []uint{uint(8 + r.IntN(9)), uint(17 + r.IntN(16))} {
+			for _, far := range []bool{false, true} {
+				var b Builder
+				var placed, wantPlaced int
+				var same bool
+				var wantStrays []stray
+				if f <= 16 {
+					want := make([]slotSet[uint16], m)
+					wantPlaced, wantStrays = greedyRef(want, &l, m, seed, f)
+					bs := resetTable(&b, &b.small, m, seed)
+					b.far = far
+					placed = greedy(&b, bs, &l, m, seed, f)
+					same = slices.Equal(bs, want)
+				} else {
+					want := make([]slotSet[uint32], m)
+					wantPlaced, wantStrays = greedyRef(want, &l, m, seed, f)
+					bs := resetTable(&b, &b.wide, m, seed)
+					b.far = far
+					placed = greedy(&b, bs, &l, m, seed, f)
+					same = slices.Equal(bs, want)
+				}
+				if placed != wantPlaced || !same || !slices.Equal(b.todo, wantStrays) {
+					t.Fatalf("m=%d f=%d far=%v: greedy placed %d, left %d strays; greedyRef placed %d, left %d (tables equal: %v)",
+						m, f, far, placed, len(b.todo), wantPlaced, len(wantStrays), same)
+				}
 			}
-		}
-		f = uint(17 + r.IntN(16))
-		var ref32, b32 Builder
-		want32 := resetTable(&ref32, &ref32.wide, m, seed)
-		wantPlaced = greedy(&ref32, want32, &l, m, seed, f)
-		bs32 := resetTable(&b32, &b32.wide, m, seed)
-		if placed := greedyInCache(&b32, bs32, &l, m, seed, f); placed != wantPlaced ||
-			!slices.Equal(bs32, want32) || !slices.Equal(b32.todo, ref32.todo) {
-			t.Fatalf("m=%d f=%d: greedyInCache and greedy differ", m, f)
 		}
 	}
 }
@@ -475,6 +518,40 @@ func TestBuildFar(t *testing.T) {
 		requireFound(t, fmt.Sprintf("f=%d", f), data, p, &l)
 		if e := entries(&l, p); int(p.Keys) != e {
 			t.Fatalf("f=%d: %d entries placed, %d distinct", f, p.Keys, e)
+		}
+	}
+}
+
+// TestEncodeSemi16 checks encodeSemi16 against cuckoohash.SemiWord, through
+// encodeStream, at every width of 16-bit slots, on buckets with every number
+// of empty slots and with fingerprints that share nibbles and high bits.
+func TestEncodeSemi16(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	for f := cuckoohash.MinFingerprintBits; f <= 16; f++ {
+		for _, m := range []uint64{1, 2, 3, 7, 100, 1001} {
+			bs := make([]slotSet[uint16], m)
+			for i := range bs {
+				pool := [2]uint16{uint16(1 + r.IntN(1<<f-1)), uint16(1 + r.IntN(1<<f-1))}
+				for j := range r.IntN(cuckoohash.Slots + 1) {
+					fp := uint16(1 + r.IntN(1<<f-1))
+					switch r.IntN(4) {
+					case 0:
+						fp = pool[r.IntN(2)]
+					case 1:
+						fp = fp&^15 | pool[0]&15
+					}
+					bs[i].fp[j] = fp
+				}
+			}
+			size, _ := cuckoohash.TableBytes(m, uint(f), true)
+			want, got := make([]byte, size), make([]byte, size)
+			tw, _ := cuckoohash.TableOn(want, m, uint(f), true)
+			tg, _ := cuckoohash.TableOn(got, m, uint(f), true)
+			encodeStream(&tw, bs, true)
+			encodeSemi16(&tg, bs)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("f=%d m=%d: encodeSemi16 differs from SemiWord", f, m)
+			}
 		}
 	}
 }

@@ -44,42 +44,36 @@ func walkRounds[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, n int)
 func walkRound[F uint16 | uint32](b *Builder, bs []slotSet[F], m uint64, budget *int) (int, bool) {
 	todo := b.todo
 	b.left = b.left[:0]
-	var ws [lanes]walker[F]
+	var ws walks[F]
 	next, live, placed := 0, 0, 0
-	for l := range ws {
+	for l := range lanes {
 		if next < len(todo) {
-			ws[l] = newWalker[F](bs, todo[next], b.far)
+			ws.start(l, bs, todo[next], b.far)
 			next++
 			live++
-		} else {
-			ws[l].done = true
 		}
 	}
 	for live > 0 {
-		for l := range ws {
-			w := &ws[l]
-			if w.done {
+		for l := range lanes {
+			if ws.fp[l] == 0 {
 				continue
 			}
-			res := walkDup
-			if w.kicks > 0 || !held(&ws, l) {
-				res = w.step(b, bs, m)
-			}
+			res := ws.step(l, b, bs, m)
 			if res == walkGoing {
 				continue
 			}
-			*budget -= w.kicks
+			*budget -= ws.kicks[l]
 			switch res {
 			case walkPlaced:
 				placed++
 			case walkFailed:
-				b.left = append(b.left, stray{uint32(w.fp), w.bi, w.oth})
+				b.left = append(b.left, stray{uint32(ws.fp[l]), ws.bi[l], ws.oth[l]})
 			}
 			if next < len(todo) {
-				*w = newWalker[F](bs, todo[next], b.far)
+				ws.start(l, bs, todo[next], b.far)
 				next++
 			} else {
-				w.done = true
+				ws.fp[l] = 0
 				live--
 			}
 		}
@@ -128,78 +122,81 @@ type stray struct {
 	home, to uint32
 }
 
-// walker is one stray's walk in progress: fp is to go in bucket
-// bi, whose other bucket is oth. Before its first step bi and oth are the
-// entry's two buckets.
-type walker[F uint16 | uint32] struct {
-	fp      F
-	bi, oth uint32
-	kicks   int
-	done    bool
+// walks are the walks of a round that run side by side, one a lane: per
+// lane, the entry in hand (its fingerprint fp, 0 in a lane without a walk)
+// is to go in bucket bi, whose other bucket is oth (before its first step,
+// bi and oth are the entry's two buckets), after kicks evictions. The lanes'
+// fields are arrays, so that the test of one lane's entry against the
+// others' (held) reads a few words.
+type walks[F uint16 | uint32] struct {
+	fp      [lanes]F
+	bi, oth [lanes]uint32
+	kicks   [lanes]int
 }
 
-// held reports whether another walk than ws[l] has in hand the entry that
-// ws[l] has yet to take its first step with. Copies of one key all wait for
-// the walks when the greedy pass found both its buckets full; a copy checked
+// start starts the walk of e in lane l and, if far, prefetches its two
+// buckets.
+func (ws *walks[F]) start(l int, bs []slotSet[F], e stray, far bool) {
+	if hasPrefetch && far {
+		prefetch(unsafe.Pointer(&bs[0]), &e.home, 2, int(unsafe.Sizeof(bs[0])))
+	}
+	ws.fp[l], ws.bi[l], ws.oth[l], ws.kicks[l] = F(e.fp), e.home, e.to, 0
+}
+
+// held reports whether another lane than l has in hand the entry that lane
+// l has yet to take its first step with. Copies of one key all wait for the
+// walks when the greedy pass found both its buckets full; a copy checked
 // only against the buckets would miss one that another walk holds, and the
 // entry would be placed twice. (A copy that is a stray after a failed walk
 // is checked when it is retried.)
-func held[F uint16 | uint32](ws *[lanes]walker[F], l int) bool {
-	w := &ws[l]
-	for k := range ws {
-		v := &ws[k]
-		if v.fp == w.fp && k != l && !v.done && // the rare match first
-			(v.bi == w.bi && v.oth == w.oth || v.bi == w.oth && v.oth == w.bi) {
+func (ws *walks[F]) held(l int) bool {
+	fp, bi, oth := ws.fp[l], ws.bi[l], ws.oth[l]
+	for k, v := range ws.fp {
+		if v == fp && k != l && // the rare match first
+			(ws.bi[k] == bi && ws.oth[k] == oth || ws.bi[k] == oth && ws.oth[k] == bi) {
 			return true
 		}
 	}
 	return false
 }
 
-// newWalker starts the walk of e and, if far, prefetches its two buckets.
-func newWalker[F uint16 | uint32](bs []slotSet[F], e stray, far bool) walker[F] {
-	if hasPrefetch && far {
-		prefetch(unsafe.Pointer(&bs[0]), &e.home, 2, int(unsafe.Sizeof(bs[0])))
-	}
-	return walker[F]{fp: F(e.fp), bi: e.home, oth: e.to}
-}
-
-// step takes the walk one kick further. Its first step places fp in either
-// of its buckets if one has room (or finds it there already); later steps
-// place it in bi if that has room. Else fp evicts a resident of bi, chosen
-// by the buckets' labels, as in local search allocation (Khosla, "Balls
-// into bins made faster", ESA 2013): a bucket's label is an estimate, from
-// below, of the evictions from it to a bucket with room; the walk evicts
-// the resident whose other bucket has the lowest label and sets bi's label
-// to one more than that. Walks so led turn away from the buckets that
-// earlier walks found crowded. step returns walkGoing while the walk goes
-// on. (These walks replaced random breadth-first walks, which built slower
-// and needed more seeds near the threshold: see bench/NOTES.md.)
-func (w *walker[F]) step(b *Builder, bs []slotSet[F], m uint64) int {
+// step takes the walk of lane l one kick further. Its first step places the
+// entry in either of its buckets if one has room (or finds it there
+// already, or in another lane's hand); later steps place it in bi if that
+// has room. Else it evicts a resident of bi, chosen by the buckets' labels,
+// as in local search allocation (Khosla, "Balls into bins made faster", ESA
+// 2013): a bucket's label is an estimate, from below, of the evictions from
+// it to a bucket with room; the walk evicts the resident whose other bucket
+// has the lowest label and sets bi's label to one more than that. Walks so
+// led turn away from the buckets that earlier walks found crowded. step
+// returns walkGoing while the walk goes on. (These walks replaced random
+// breadth-first walks, which built slower and needed more seeds near the
+// threshold: see bench/NOTES.md.)
+func (ws *walks[F]) step(l int, b *Builder, bs []slotSet[F], m uint64) int {
 	L := b.labels
-	bi, oth := uint64(w.bi), uint64(w.oth)
-	if w.kicks == 0 {
+	fp, bi, oth := ws.fp[l], uint64(ws.bi[l]), uint64(ws.oth[l])
+	if ws.kicks[l] == 0 {
 		o1, o2 := offset(bi, oth, m), offset(oth, bi, m)
 		s1, s2 := &bs[bi], &bs[oth]
 		var c1, c2 int
 		var dup bool
-		if unsafe.Sizeof(w.fp) == 2 { // as in greedy
+		if unsafe.Sizeof(fp) == 2 { // as in greedy
 			t1, t2 := (*slotSet[uint16])(unsafe.Pointer(s1)), (*slotSet[uint16])(unsafe.Pointer(s2))
 			c1, c2 = fill16(t1), fill16(t2)
-			dup = holds16(t1, uint16(w.fp), o1)|holds16(t2, uint16(w.fp), o2) != 0
+			dup = holds16(t1, uint16(fp), o1)|holds16(t2, uint16(fp), o2) != 0
 		} else {
 			c1, c2 = fill(s1), fill(s2)
-			dup = min(clash(s1, w.fp, o1), clash(s2, w.fp, o2)) == 0
+			dup = min(clash(s1, fp, o1), clash(s2, fp, o2)) == 0
 		}
 		switch {
-		case dup:
+		case dup || ws.held(l):
 			return walkDup
 		case c1 < cuckoohash.Slots:
-			s1.fp[c1], s1.alt[c1] = w.fp, o1
+			s1.fp[c1], s1.alt[c1] = fp, o1
 			L[bi] = max(L[bi], uint8(c1+1)/cuckoohash.Slots)
 			return walkPlaced
 		case c2 < cuckoohash.Slots:
-			s2.fp[c2], s2.alt[c2] = w.fp, o2
+			s2.fp[c2], s2.alt[c2] = fp, o2
 			L[oth] = max(L[oth], uint8(c2+1)/cuckoohash.Slots)
 			return walkPlaced
 		}
@@ -209,17 +206,17 @@ func (w *walker[F]) step(b *Builder, bs []slotSet[F], m uint64) int {
 	} else {
 		t := &bs[bi]
 		var c int
-		if unsafe.Sizeof(w.fp) == 2 {
+		if unsafe.Sizeof(fp) == 2 {
 			c = fill16((*slotSet[uint16])(unsafe.Pointer(t)))
 		} else {
 			c = fill(t)
 		}
 		if c < cuckoohash.Slots {
-			t.fp[c], t.alt[c] = w.fp, offset(bi, oth, m)
+			t.fp[c], t.alt[c] = fp, offset(bi, oth, m)
 			L[bi] = max(L[bi], uint8(c+1)/cuckoohash.Slots)
 			return walkPlaced
 		}
-		if w.kicks == walkKicks {
+		if ws.kicks[l] == walkKicks {
 			return walkFailed
 		}
 	}
@@ -232,13 +229,13 @@ func (w *walker[F]) step(b *Builder, bs []slotSet[F], m uint64) int {
 	best := min(evictKey(L, a0, bi, r, 0), evictKey(L, a1, bi, r, 1), evictKey(L, a2, bi, r, 2), evictKey(L, a3, bi, r, 3))
 	j := best & (cuckoohash.Slots - 1)
 	a := [cuckoohash.Slots]uint64{a0, a1, a2, a3}[j]
-	L[bi] = uint8(min(uint(L[a])+1, math.MaxUint8))
-	fp := s.fp[j]
-	s.fp[j], s.alt[j] = w.fp, offset(bi, oth, m)
-	w.fp, w.bi, w.oth = fp, uint32(a), uint32(bi)
-	w.kicks++
+	L[bi] = uint8(min(best>>4&math.MaxUint8+1, math.MaxUint8)) // L[a]+1: bits 4 to 11 of a's key
+	ws.fp[l] = s.fp[j]
+	s.fp[j], s.alt[j] = fp, offset(bi, oth, m)
+	ws.bi[l], ws.oth[l] = uint32(a), uint32(bi)
+	ws.kicks[l]++
 	if hasPrefetch && b.far {
-		prefetch(unsafe.Pointer(&bs[0]), &w.bi, 1, int(unsafe.Sizeof(bs[0])))
+		prefetch(unsafe.Pointer(&bs[0]), &ws.bi[l], 1, int(unsafe.Sizeof(bs[0])))
 	}
 	return walkGoing
 }
