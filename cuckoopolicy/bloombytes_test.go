@@ -229,3 +229,19 @@ func TestRawBloomBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestRawBloomMaxBits checks the writer's shortcut: from rawBloomMaxBits+1
+// bits a key up the model prefers the cuckoo table on every table of at
+// most rawBloomMaxKeys keys, so a writer that keeps no keys there loses no
+// raw bloom block; at rawBloomMaxBits it prefers bloom's on some.
+func TestRawBloomMaxBits(t *testing.T) {
+	for b := MinBitsPerKey; b <= MaxBitsPerKey; b++ {
+		c, some := FilterPolicy(b).config(), false
+		for n := uint64(1); n <= rawBloomMaxKeys; n++ {
+			some = some || c.bloomBetter(n)
+		}
+		if some != (b <= rawBloomMaxBits) {
+			t.Errorf("B=%d: bloom's table better on some table of at most %d keys: %v", b, rawBloomMaxKeys, some)
+		}
+	}
+}

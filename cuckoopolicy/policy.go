@@ -261,7 +261,10 @@ func (c config) width(n int) int {
 		if !ok {
 			break // wider buckets fit even fewer
 		}
-		if r := cuckooRate(f, float64(n)/(4*float64(m))); r < bestRate {
+		// cuckooRate is 1-exp(-8*load*rateExp[f]): the fewest false
+		// positives have the least load*rateExp[f], compared without a
+		// transcendental call a width.
+		if r := float64(n) / float64(m) * rateExp[f]; r < bestRate {
 			best, bestRate = f, r
 		}
 	}
@@ -328,7 +331,7 @@ type writer struct {
 	cfg   config
 	keys  static.HashList
 	last  uint64
-	small smallKeys // a table's first keys, for a raw bloom block
+	small *smallKeys // a table's first keys, for a raw bloom block (keepsKeys)
 }
 
 // newWriter returns the writer of c's blocks.
@@ -368,8 +371,11 @@ func (w *writer) AddKey(key []byte) {
 	}
 	w.keys.Add(h)
 	w.last = h
-	if w.cfg.bitsPerKey > 0 {
-		w.small.add(key, w.keys.Len())
+	if w.keys.Len() <= rawBloomMaxKeys && w.cfg.keepsKeys() {
+		if w.small == nil {
+			w.small = smallPool.Get().(*smallKeys)
+		}
+		w.small.add(key)
 	}
 }
 
@@ -379,10 +385,12 @@ var builders = sync.Pool{New: func() any { return new(static.Builder) }}
 // to dst and resets the writer.
 func (w *writer) Finish(dst []byte) []byte {
 	defer w.keys.Reset()
-	defer w.small.reset()
+	small := w.small
+	w.small = nil
+	defer small.release()
 	n := w.keys.Len()
 	if w.cfg.rawBloom(uint64(n)) {
-		return w.small.appendBloom(dst, w.cfg.bitsPerKey)
+		return small.appendBloom(dst, w.cfg.bitsPerKey)
 	}
 	var t trailer
 	t.version = formatVersion

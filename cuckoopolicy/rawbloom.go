@@ -1,6 +1,8 @@
 package cuckoopolicy
 
 import (
+	"sync"
+
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 )
@@ -21,13 +23,27 @@ import (
 // bloom's bytes (TestBloomBytesRates).
 const rawBloomMaxKeys = 64
 
+// rawBloomMaxBits is the largest budget with a table size where the model
+// prefers bloom's table (TestRawBloomBlock checks it): above it the writer
+// keeps no keys.
+const rawBloomMaxBits = 14
+
 // rawBloom reports whether the block for n distinct keys is a raw bloom
 // block: for a budget of bits per key, on a table of at most
 // rawBloomMaxKeys keys where bloom.FilterPolicy's table has fewer false
 // positives by the model than the cuckoo table in its bytes.
 func (c config) rawBloom(n uint64) bool {
-	return c.bitsPerKey > 0 && n > 0 && n <= rawBloomMaxKeys && bloomRate(c.bitsPerKey, n) < c.cuckooRate(n)
+	return c.keepsKeys() && n > 0 && n <= rawBloomMaxKeys && c.bloomBetter(n)
 }
+
+// keepsKeys reports whether c's writer keeps a table's first keys, for a
+// raw bloom block.
+func (c config) keepsKeys() bool { return c.bitsPerKey > 0 && c.bitsPerKey <= rawBloomMaxBits }
+
+// bloomBetter reports whether, by the model, bloom.FilterPolicy's table for
+// n distinct keys has fewer false positives than c's cuckoo table in the
+// same bytes.
+func (c config) bloomBetter(n uint64) bool { return bloomRate(c.bitsPerKey, n) < c.cuckooRate(n) }
 
 // isRawBloom reports whether b ends as a raw bloom block does: a last byte
 // of 0, which no trailer has. Whether the rest is a sound bloom table is
@@ -35,22 +51,21 @@ func (c config) rawBloom(n uint64) bool {
 func isRawBloom(b []byte) bool { return len(b) > 0 && b[len(b)-1] == 0 }
 
 // smallKeys keeps a copy of the first rawBloomMaxKeys distinct keys a
-// writer is given, for the raw bloom block.
+// writer is given, for the raw bloom block. Writers take one from
+// smallPool at their first key and give it back in Finish: Pebble makes a
+// writer per table, and a buffer grown from nil for each cost a table of
+// 1,000 keys a fifth of its build time.
 type smallKeys struct {
 	data []byte
 	ends []int
 }
 
-// add copies key in, unless the writer has seen more than rawBloomMaxKeys
-// distinct keys (n, this one included).
-func (s *smallKeys) add(key []byte, n int) {
-	if n <= rawBloomMaxKeys {
-		s.data = append(s.data, key...)
-		s.ends = append(s.ends, len(s.data))
-	}
-}
+var smallPool = sync.Pool{New: func() any { return new(smallKeys) }}
 
-func (s *smallKeys) reset() { s.data, s.ends = s.data[:0], s.ends[:0] }
+func (s *smallKeys) add(key []byte) {
+	s.data = append(s.data, key...)
+	s.ends = append(s.ends, len(s.data))
+}
 
 // appendBloom appends bloom.FilterPolicy(bits)'s table of the kept keys
 // to dst.
@@ -62,4 +77,14 @@ func (s *smallKeys) appendBloom(dst []byte, bits int) []byte {
 		start = end
 	}
 	return w.Finish(dst)
+}
+
+// release empties s and gives it back to smallPool, unless it has grown
+// past what 64 keys of 1 KiB take.
+func (s *smallKeys) release() {
+	if s == nil || cap(s.data) > rawBloomMaxKeys<<10 {
+		return
+	}
+	s.data, s.ends = s.data[:0], s.ends[:0]
+	smallPool.Put(s)
 }

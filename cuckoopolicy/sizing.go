@@ -67,6 +67,15 @@ func cuckooRate(f int, load float64) float64 {
 	return -math.Expm1(8 * load * math.Log1p(-1/(math.Exp2(float64(f))-1)))
 }
 
+// rateExp[f] is -log1p(-1/(2^f-1)): cuckooRate(f, load) is
+// 1-exp(-8*load*rateExp[f]).
+var rateExp = func() (t [cuckoohash.MaxFingerprintBits + 1]float64) {
+	for f := cuckoohash.MinFingerprintBits; f <= cuckoohash.MaxFingerprintBits; f++ {
+		t[f] = -math.Log1p(-1 / (math.Exp2(float64(f)) - 1))
+	}
+	return t
+}()
+
 // Pebble's bloom block: whole 64-byte lines, an odd number of them, and a
 // 5-byte trailer; k = 0.69*b probes (at least 1, at most 30) in one line.
 const (
