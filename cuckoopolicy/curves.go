@@ -45,31 +45,31 @@ var cuckooFPR = [33]float64{
 	1:  1,
 	2:  1,
 	3:  1,
-	4:  0.3363,    // 2821408 false positives
-	5:  0.1883,    // 1579679 false positives
-	6:  0.101,     // 847085 false positives
-	7:  0.05265,   // 441648 false positives
-	8:  0.02709,   // 227214 false positives
-	9:  0.01382,   // 115962 false positives
-	10: 0.007037,  // 59028 false positives
-	11: 0.003565,  // 29906 false positives
-	12: 0.00178,   // 14930 false positives
-	13: 0.0009021, // 7567 false positives
-	14: 0.0004494, // 3770 false positives
-	15: 0.000224,  // 1879 false positives
-	16: 0.0001093, // 917 false positives
-	17: 5.364e-05, // 450 false positives
-	18: 2.882e-05, // theory; 258 false positives
-	19: 1.446e-05, // theory; 124 false positives
-	20: 7.248e-06, // theory; 63 false positives
-	21: 3.633e-06, // theory; 31 false positives
-	22: 1.821e-06, // theory; 14 false positives
-	23: 9.122e-07, // theory; 8 false positives
-	24: 4.57e-07,  // theory; 3 false positives
-	25: 2.289e-07, // theory; 2 false positives
-	26: 1.146e-07, // theory; 0 false positives
-	27: 5.74e-08,  // theory; 0 false positives
-	28: 2.874e-08, // theory; 1 false positives
+	4:  0.3357,    // 2816086 false positives
+	5:  0.1884,    // 1580456 false positives
+	6:  0.1007,    // 845111 false positives
+	7:  0.05272,   // 442246 false positives
+	8:  0.02714,   // 227658 false positives
+	9:  0.01384,   // 116090 false positives
+	10: 0.006946,  // 58268 false positives
+	11: 0.003528,  // 29598 false positives
+	12: 0.001799,  // 15088 false positives
+	13: 0.0009131, // 7660 false positives
+	14: 0.0004582, // 3844 false positives
+	15: 0.000229,  // 1921 false positives
+	16: 0.0001178, // 988 false positives
+	17: 5.794e-05, // 486 false positives
+	18: 2.882e-05, // theory; 262 false positives
+	19: 1.446e-05, // theory; 133 false positives
+	20: 7.248e-06, // theory; 65 false positives
+	21: 3.633e-06, // theory; 34 false positives
+	22: 1.821e-06, // theory; 15 false positives
+	23: 9.122e-07, // theory; 5 false positives
+	24: 4.57e-07,  // theory; 5 false positives
+	25: 2.289e-07, // theory; 3 false positives
+	26: 1.146e-07, // theory; 4 false positives
+	27: 5.74e-08,  // theory; 1 false positives
+	28: 2.874e-08, // theory; 0 false positives
 	29: 1.439e-08, // theory; 0 false positives
 	30: 7.202e-09, // theory; 0 false positives
 	31: 3.605e-09, // theory; 0 false positives
