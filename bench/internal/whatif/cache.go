@@ -97,33 +97,25 @@ func (a *analysis) fitCache(db *pebble.DB, cache uint64, levels [][]pebble.SSTab
 // its backing file's scaled entry counts, so those files' properties are
 // read from the files.
 func (a *analysis) blockSizes(cr *cacheReport, levels [][]pebble.SSTableInfo) error {
-	files := map[string]bool{}
-	for _, lv := range levels {
-		for _, info := range lv {
-			path := a.tablePath(info)
-			if info.BackingType != pebble.BackingTypeLocal || files[path] {
-				continue
+	for _, info := range a.localFiles(levels) {
+		p := info.Properties
+		if info.Virtual || p == nil {
+			_, r, err := a.openTable(info)
+			if err != nil {
+				return err
 			}
-			files[path] = true
-			p := info.Properties
-			if info.Virtual || p == nil {
-				_, r, err := a.openTable(info)
-				if err != nil {
-					return err
-				}
-				props, err := r.ReadPropertiesBlock(context.Background(), nil)
-				if cerr := r.Close(); err == nil {
-					err = cerr
-				}
-				if err != nil {
-					return fmt.Errorf("whatif: %s: %w", path, err)
-				}
-				p = &props
+			props, err := r.ReadPropertiesBlock(context.Background(), nil)
+			if cerr := r.Close(); err == nil {
+				err = cerr
 			}
-			cr.Index += p.IndexSize
-			cr.Data += p.DataSize
-			cr.Filters += p.FilterSize
+			if err != nil {
+				return fmt.Errorf("whatif: %s: %w", a.tablePath(info), err)
+			}
+			p = &props
 		}
+		cr.Index += p.IndexSize
+		cr.Data += p.DataSize
+		cr.Filters += p.FilterSize
 	}
 	return nil
 }

@@ -351,21 +351,13 @@ func (a *analysis) listTables(db *pebble.DB) ([][]pebble.SSTableInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("whatif: listing tables: %w", err)
 	}
-	seen := map[string]bool{}
-	for _, lv := range levels {
-		for _, info := range lv {
-			path := a.tablePath(info)
-			if info.BackingType != pebble.BackingTypeLocal || seen[path] {
-				continue
-			}
-			seen[path] = true
-			_, r, err := a.openTable(info)
-			if err != nil {
-				return nil, err
-			}
-			if err := r.Close(); err != nil {
-				return nil, fmt.Errorf("whatif: %s: %w", path, err)
-			}
+	for _, info := range a.localFiles(levels) {
+		_, r, err := a.openTable(info)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.Close(); err != nil {
+			return nil, fmt.Errorf("whatif: %s: %w", a.tablePath(info), err)
 		}
 	}
 	err = catch(func() (err error) {
@@ -376,6 +368,24 @@ func (a *analysis) listTables(db *pebble.DB) ([][]pebble.SSTableInfo, error) {
 		return nil, fmt.Errorf("whatif: reading table properties: %w", namePath(err))
 	}
 	return levels, nil
+}
+
+// localFiles returns one table of each local file that backs tables in
+// levels, in level order: virtual tables share their backing file.
+func (a *analysis) localFiles(levels [][]pebble.SSTableInfo) []pebble.SSTableInfo {
+	var out []pebble.SSTableInfo
+	seen := map[string]bool{}
+	for _, lv := range levels {
+		for _, info := range lv {
+			path := a.tablePath(info)
+			if info.BackingType != pebble.BackingTypeLocal || seen[path] {
+				continue
+			}
+			seen[path] = true
+			out = append(out, info)
+		}
+	}
+	return out
 }
 
 // tablePath returns the path of the file that holds the table.
