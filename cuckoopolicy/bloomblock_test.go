@@ -34,13 +34,7 @@ func TestBloomBlock(t *testing.T) {
 				t.Fatalf("Inspect: %+v, %v; want a bloom block of %d keys", info, err, n)
 			}
 			requireAll(t, FilterPolicy(10), block, keys)
-			for i := range absent.Len() {
-				k := absent.At(i)
-				if got, want := FilterPolicy(10).MayContain(pebble.TableFilter, block, k),
-					bloom.FilterPolicy(b).MayContain(pebble.TableFilter, want, k); got != want {
-					t.Fatalf("bloom(%d), %d keys, absent key %d: %v, Pebble's bloom %v", b, n, i, got, want)
-				}
-			}
+			requireBloomAnswers(t, block, want, b, absent)
 		}
 	}
 	// Without keys the writer writes an empty block, which rules every key
@@ -48,6 +42,20 @@ func TestBloomBlock(t *testing.T) {
 	empty := bloomBlocks(3).NewWriter(pebble.TableFilter).Finish(nil)
 	if info, err := Inspect(empty); err != nil || info.Bloom || info.Keys != 0 || len(empty) != trailerLen {
 		t.Errorf("empty bloom writer: %d bytes, %+v, %v; want the empty trailer", len(empty), info, err)
+	}
+}
+
+// requireBloomAnswers checks that this package's reader answers for block
+// as bloom.FilterPolicy(bits)'s reader answers for its table want, on every
+// key of keys.
+func requireBloomAnswers(t *testing.T, block, want []byte, bits int, keys *testkit.Keys) {
+	t.Helper()
+	for i := range keys.Len() {
+		k := keys.At(i)
+		if got, exp := FilterPolicy(10).MayContain(pebble.TableFilter, block, k),
+			bloom.FilterPolicy(bits).MayContain(pebble.TableFilter, want, k); got != exp {
+			t.Fatalf("bloom(%d), %d-byte block, key %d: %v, Pebble's bloom %v", bits, len(block), i, got, exp)
+		}
 	}
 }
 

@@ -183,13 +183,7 @@ func TestRawBloomBlock(t *testing.T) {
 				t.Fatalf("B=%d, %d keys: Inspect %+v, %v", b, n, info, err)
 			}
 			requireAll(t, FilterPolicy(10), block, keys)
-			for i := range absent.Len() {
-				k := absent.At(i)
-				if got, want := FilterPolicy(10).MayContain(pebble.TableFilter, block, k),
-					bloom.FilterPolicy(b).MayContain(pebble.TableFilter, want, k); got != want {
-					t.Fatalf("B=%d, %d keys, absent key %d: %v, Pebble's bloom %v", b, n, i, got, want)
-				}
-			}
+			requireBloomAnswers(t, block, want, b, absent)
 		}
 	}
 	if raw == 0 {

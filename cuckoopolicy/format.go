@@ -230,8 +230,8 @@ func isShort(b []byte) bool { return len(b) >= shortTrailerLen && b[len(b)-1] ==
 
 // checkShort is check for a block that ends in a short trailer's magic.
 func checkShort(b []byte) int {
-	t := shortTrailer(b)
 	a, w := shortWords(b)
+	t := shortTrailerOf(a, w)
 	switch {
 	case t.version != shortVersion:
 		return errVersion
@@ -255,8 +255,10 @@ func checkShort(b []byte) int {
 
 // shortTrailer decodes the short trailer of b, at least shortTrailerLen
 // bytes long.
-func shortTrailer(b []byte) trailer {
-	a, w := shortWords(b)
+func shortTrailer(b []byte) trailer { return shortTrailerOf(shortWords(b)) }
+
+// shortTrailerOf decodes a short trailer read as two words (shortWords).
+func shortTrailerOf(a, w uint64) trailer {
 	return trailer{
 		buckets: a & 0xffffffff, keys: uint32(a >> 32), seed: w & 0xffff, check: uint32(w >> 16 & 0xffff),
 		f: uint8(w >> 32), flags: uint8(w >> 40), version: uint8(w >> 48),
