@@ -5,11 +5,11 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 )
 
 // Apply configures opts to write filters with p on every level and to keep
-// reading the filters that tables already carry: it is ApplyPlan with p on
-// all seven levels. It sets p as the FilterPolicy (and pebble.TableFilter as
+// reading the filters that tables already carry. It sets p as the FilterPolicy (and pebble.TableFilter as
 // the FilterType) of every level, and registers in opts.Filters, creating the
 // map if it is nil and keeping every entry already there: p itself, Pebble's
 // bloom filter (bloom.FilterPolicy(10), which reads bloom blocks of every
@@ -30,12 +30,9 @@ import (
 // p may be pebble.NoFilterPolicy, which writes no new filters and still reads
 // the old ones.
 //
-// In Pebble v2.1.7 db.Get never reads L6 filters; only iterators with
-// IterOptions.UseL6Filters do. In a steady LSM, L6 holds most of the keys, so
-// most of a uniform policy's filter bytes buy Get nothing: a database that
-// only calls Get may set opts.Levels[6].FilterPolicy = pebble.NoFilterPolicy
-// after Apply, as CockroachDB does with its bloom filters, or spend those
-// bytes on the upper levels with a Plan (Progressive, PlanFor).
+// A database that only calls Get, which never reads L6 filters, may set
+// opts.Levels[6].FilterPolicy = pebble.NoFilterPolicy after Apply, as
+// CockroachDB does with its bloom filters.
 func Apply(opts *pebble.Options, p pebble.FilterPolicy) {
 	if opts == nil {
 		panic("cuckoopolicy: Apply with nil *pebble.Options")
@@ -43,7 +40,21 @@ func Apply(opts *pebble.Options, p pebble.FilterPolicy) {
 	if p == nil {
 		panic("cuckoopolicy: Apply with nil pebble.FilterPolicy")
 	}
-	ApplyPlan(opts, Plan{p, p, p, p, p, p, p})
+	for i := range opts.Levels {
+		opts.Levels[i].FilterPolicy = p
+		opts.Levels[i].FilterType = pebble.TableFilter
+	}
+	if opts.Filters == nil {
+		opts.Filters = make(map[string]pebble.FilterPolicy)
+	}
+	for _, r := range []pebble.FilterPolicy{p, bloom.FilterPolicy(10), FilterPolicy(10)} {
+		if r == pebble.NoFilterPolicy {
+			continue
+		}
+		if _, ok := opts.Filters[r.Name()]; !ok {
+			opts.Filters[r.Name()] = r
+		}
+	}
 }
 
 // ParseHooks returns hooks for pebble.Options.Parse that rebuild the filter
@@ -51,7 +62,7 @@ func Apply(opts *pebble.Options, p pebble.FilterPolicy) {
 // level's policy from its name alone, so the parsed options read only the
 // filters of the families the levels name now: a database switched from
 // bloom to cuckoo parses to options that skip its remaining bloom tables'
-// filters. Call Apply or ApplyPlan on the parsed options before opening the
+// filters. Call Apply (or plan.Apply) on the parsed options before opening the
 // database; Usage.ReadBy checks the result.
 func ParseHooks() *pebble.ParseHooks {
 	return &pebble.ParseHooks{NewFilterPolicy: ParseFilterPolicy}
@@ -83,8 +94,8 @@ func (u Usage) BitsPerEntry() float64 {
 // whether opts.Filters or one of opts.Levels' policies (which Pebble adds to
 // opts.Filters when it opens the database) has the name u.Policy. A row
 // ReadBy reports false for is a set of tables that every point lookup reads
-// as if they had no filter, until compactions rewrite them: Apply or
-// ApplyPlan registers the readers of both families. A nil opts reads no
+// as if they had no filter, until compactions rewrite them: Apply (and
+// plan.Apply) register the readers of both families. A nil opts reads no
 // filter.
 func (u Usage) ReadBy(opts *pebble.Options) bool {
 	if u.Policy == "" {
@@ -170,9 +181,9 @@ type Mismatch struct {
 // to watch that, with Usage.ReadBy for whether the old filters are read
 // meanwhile.
 func Mismatches(rows []Usage, opts *pebble.Options) []Mismatch {
-	var want Plan
+	var want [7]pebble.FilterPolicy
 	if opts != nil {
-		want = optionsPlan(opts)
+		want = levelPolicies(opts)
 	}
 	var entries [7]uint64
 	for _, u := range rows {
@@ -199,4 +210,22 @@ func Mismatches(rows []Usage, opts *pebble.Options) []Mismatch {
 		out = append(out, m)
 	}
 	return out
+}
+
+// levelPolicies is the policy each level of opts writes: a nil level takes
+// the level above's, as Pebble does; nil for no filter.
+func levelPolicies(opts *pebble.Options) [7]pebble.FilterPolicy {
+	var p [7]pebble.FilterPolicy
+	var prev pebble.FilterPolicy
+	for l := range p {
+		fp := opts.Levels[l].FilterPolicy
+		if fp == nil {
+			fp = prev
+		}
+		prev = fp
+		if fp != pebble.NoFilterPolicy {
+			p[l] = fp
+		}
+	}
+	return p
 }

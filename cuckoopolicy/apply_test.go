@@ -9,144 +9,14 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/dbtest"
 )
 
 var (
 	cuckooName = cuckoopolicy.FilterPolicy(10).Name()
 	bloomName  = bloom.FilterPolicy(10).Name()
 )
-
-// migrationDB is an in-memory Pebble database whose L0 tables are kept apart
-// (no automatic compactions), so that every absent Get probes each of them.
-type migrationDB struct {
-	t      *testing.T
-	fs     vfs.FS
-	db     *pebble.DB
-	keys   int // keys written so far: key(0) to key(keys-1)
-	tables int // tables flushed so far
-}
-
-func key(i int) []byte    { return fmt.Appendf(nil, "key%08d", i) }
-func absent(i int) []byte { return fmt.Appendf(nil, "key%08d.absent", i) }
-
-func newMigrationDB(t *testing.T) *migrationDB {
-	return &migrationDB{t: t, fs: vfs.NewMem()}
-}
-
-// open opens the database with the options configure sets.
-func (m *migrationDB) open(configure func(*pebble.Options)) {
-	m.t.Helper()
-	opts := &pebble.Options{FS: m.fs, DisableAutomaticCompactions: true, Logger: quietLogger{}}
-	configure(opts)
-	db, err := pebble.Open("db", opts)
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	m.db = db
-}
-
-func (m *migrationDB) close() {
-	m.t.Helper()
-	if err := m.db.Close(); err != nil {
-		m.t.Fatal(err)
-	}
-	m.db = nil
-}
-
-// flushTables writes n tables of perTable new keys each, interleaved with the
-// keys already there, so that every table's range covers the absent probes.
-func (m *migrationDB) flushTables(n, perTable int) {
-	m.t.Helper()
-	for range n {
-		b := m.db.NewBatch()
-		for j := range perTable {
-			if err := b.Set(key(m.keys+j), []byte("v"), nil); err != nil {
-				m.t.Fatal(err)
-			}
-		}
-		// Widen the table's range to the whole key space.
-		if err := b.Set([]byte("key"), nil, nil); err != nil {
-			m.t.Fatal(err)
-		}
-		if err := b.Set([]byte("key~"), nil, nil); err != nil {
-			m.t.Fatal(err)
-		}
-		if err := b.Commit(pebble.NoSync); err != nil {
-			m.t.Fatal(err)
-		}
-		if err := m.db.Flush(); err != nil {
-			m.t.Fatal(err)
-		}
-		m.keys += perTable
-		m.tables++
-	}
-}
-
-// absentGets reads n absent keys and returns how many times a filter ruled
-// out a table (pebble's Filter.Hits) during those reads.
-func (m *migrationDB) absentGets(n int) int64 {
-	m.t.Helper()
-	before := m.db.Metrics().Filter.Hits
-	for i := range n {
-		_, closer, err := m.db.Get(absent(i))
-		if err != pebble.ErrNotFound {
-			if err == nil {
-				closer.Close()
-			}
-			m.t.Fatalf("Get(%q): %v, want ErrNotFound", absent(i), err)
-		}
-	}
-	return m.db.Metrics().Filter.Hits - before
-}
-
-// checkKeys reads every key written back.
-func (m *migrationDB) checkKeys() {
-	m.t.Helper()
-	for i := range m.keys {
-		v, closer, err := m.db.Get(key(i))
-		if err != nil {
-			m.t.Fatalf("Get(%q): %v: key lost", key(i), err)
-		}
-		if string(v) != "v" {
-			m.t.Fatalf("Get(%q) = %q, want %q", key(i), v, "v")
-		}
-		closer.Close()
-	}
-}
-
-// usage returns FilterUsage's rows for level 0 keyed by policy name.
-func (m *migrationDB) usage() map[string]cuckoopolicy.Usage {
-	m.t.Helper()
-	rows, err := cuckoopolicy.FilterUsage(m.db)
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	out := map[string]cuckoopolicy.Usage{}
-	for _, u := range rows {
-		if _, dup := out[u.Policy]; dup && u.Level == 0 {
-			m.t.Fatalf("two level-0 rows for policy %q: %+v", u.Policy, rows)
-		}
-		if u.Level == 0 {
-			out[u.Policy] = u
-		}
-	}
-	return out
-}
-
-func levelsOnly(p pebble.FilterPolicy) func(*pebble.Options) {
-	return func(o *pebble.Options) {
-		for i := range o.Levels {
-			o.Levels[i].FilterPolicy = p
-			o.Levels[i].FilterType = pebble.TableFilter
-		}
-	}
-}
-
-func applied(p pebble.FilterPolicy) func(*pebble.Options) {
-	return func(o *pebble.Options) { cuckoopolicy.Apply(o, p) }
-}
 
 const (
 	probes   = 200
@@ -158,72 +28,72 @@ const (
 // of them while every table's filter is read, and none from a table whose
 // policy Options.Filters lacks.
 func TestApplySwitch(t *testing.T) {
-	m := newMigrationDB(t)
-	m.open(levelsOnly(bloom.FilterPolicy(10)))
-	m.flushTables(4, perTable)
-	full := m.absentGets(probes)
+	m := dbtest.New(t)
+	m.Open(dbtest.LevelsOnly(bloom.FilterPolicy(10)))
+	m.FlushTables(4, perTable)
+	full := m.AbsentGets(probes)
 	// Each absent Get probes 4 tables; bloom(10) passes about 1% of them.
 	if min := int64(4 * probes * 95 / 100); full < min {
 		t.Fatalf("bloom database: %d filter hits over %d absent Gets on 4 tables, want at least %d", full, probes, min)
 	}
-	m.close()
+	m.Close()
 
 	// The trap: the levels alone leave Options.Filters without bloom.
-	m.open(levelsOnly(cuckoopolicy.FilterPolicy(10)))
-	if got := m.absentGets(probes); got != 0 {
+	m.Open(dbtest.LevelsOnly(cuckoopolicy.FilterPolicy(10)))
+	if got := m.AbsentGets(probes); got != 0 {
 		t.Fatalf("levels set to cuckoo without Apply: %d filter hits on bloom tables, want 0 (bloom not registered)", got)
 	}
-	m.checkKeys()
-	m.close()
+	m.CheckKeys()
+	m.Close()
 
 	// Apply keeps the bloom tables filtered and writes cuckoo tables.
-	m.open(applied(cuckoopolicy.FilterPolicy(10)))
-	if got := m.absentGets(probes); got < full*95/100 {
+	m.Open(dbtest.Applied(cuckoopolicy.FilterPolicy(10)))
+	if got := m.AbsentGets(probes); got < full*95/100 {
 		t.Fatalf("after Apply(cuckoo): %d filter hits, want about %d as before the switch", got, full)
 	}
-	m.flushTables(2, perTable)
-	u := m.usage()
+	m.FlushTables(2, perTable)
+	u := m.Usage()
 	if u[bloomName].Tables != 4 || u[cuckooName].Tables != 2 {
 		t.Fatalf("after 2 flushes with cuckoo: level 0 usage %+v, want 4 bloom and 2 cuckoo tables", u)
 	}
-	if got, min := m.absentGets(probes), int64(6*probes*95/100); got < min {
+	if got, min := m.AbsentGets(probes), int64(6*probes*95/100); got < min {
 		t.Fatalf("mixed database: %d filter hits over %d absent Gets on 6 tables, want at least %d", got, probes, min)
 	}
-	m.checkKeys()
-	m.close()
+	m.CheckKeys()
+	m.Close()
 
 	// Rollback: bloom with Apply keeps the cuckoo tables filtered; the levels
 	// alone do not.
-	m.open(levelsOnly(bloom.FilterPolicy(10)))
-	if got, max := m.absentGets(probes), int64(4*probes); got > max {
+	m.Open(dbtest.LevelsOnly(bloom.FilterPolicy(10)))
+	if got, max := m.AbsentGets(probes), int64(4*probes); got > max {
 		t.Fatalf("rollback without Apply: %d filter hits, want at most %d (the 4 bloom tables only)", got, max)
 	}
-	m.close()
-	m.open(applied(bloom.FilterPolicy(10)))
-	if got, min := m.absentGets(probes), int64(6*probes*95/100); got < min {
+	m.Close()
+	m.Open(dbtest.Applied(bloom.FilterPolicy(10)))
+	if got, min := m.AbsentGets(probes), int64(6*probes*95/100); got < min {
 		t.Fatalf("rollback with Apply: %d filter hits, want at least %d", got, min)
 	}
-	m.checkKeys()
-	m.close()
+	m.CheckKeys()
+	m.Close()
 }
 
 // TestFilterUsageCompaction watches a switch complete: after a full manual
 // compaction every table carries the new policy, the rows add up to the LSM's
 // tables, and the filter costs about its budget per key.
 func TestFilterUsageCompaction(t *testing.T) {
-	m := newMigrationDB(t)
-	m.open(levelsOnly(bloom.FilterPolicy(10)))
-	m.flushTables(3, 2000)
-	m.close()
-	m.open(applied(cuckoopolicy.FilterPolicy(10)))
-	m.flushTables(2, 2000)
+	m := dbtest.New(t)
+	m.Open(dbtest.LevelsOnly(bloom.FilterPolicy(10)))
+	m.FlushTables(3, 2000)
+	m.Close()
+	m.Open(dbtest.Applied(cuckoopolicy.FilterPolicy(10)))
+	m.FlushTables(2, 2000)
 
 	check := func(when string) []cuckoopolicy.Usage {
-		rows, err := cuckoopolicy.FilterUsage(m.db)
+		rows, err := cuckoopolicy.FilterUsage(m.DB)
 		if err != nil {
 			t.Fatal(err)
 		}
-		met := m.db.Metrics()
+		met := m.DB.Metrics()
 		var tables, levelTables [7]int
 		var keys uint64
 		for i, u := range rows {
@@ -241,8 +111,8 @@ func TestFilterUsageCompaction(t *testing.T) {
 		}
 		// Every key once, plus the two range-widening keys of each table
 		// (which compactions merge into one copy each).
-		if want := uint64(m.keys); keys < want || keys > want+2*uint64(m.tables) {
-			t.Fatalf("%s: usage counts %d entries, want %d keys and at most %d widening entries", when, keys, want, 2*m.tables)
+		if want := uint64(m.Keys); keys < want || keys > want+2*uint64(m.Tables) {
+			t.Fatalf("%s: usage counts %d entries, want %d keys and at most %d widening entries", when, keys, want, 2*m.Tables)
 		}
 		return rows
 	}
@@ -258,7 +128,7 @@ func TestFilterUsageCompaction(t *testing.T) {
 		t.Fatalf("before compaction: policies %q, want bloom and cuckoo on level 0", got)
 	}
 
-	if err := m.db.Compact(t.Context(), []byte("a"), []byte("z"), true); err != nil {
+	if err := m.DB.Compact(t.Context(), []byte("a"), []byte("z"), true); err != nil {
 		t.Fatal(err)
 	}
 	after := check("after compaction")
@@ -276,36 +146,36 @@ func TestFilterUsageCompaction(t *testing.T) {
 			t.Fatalf("level %d: %d filter bytes for %d keys in %d tables (%.2f bits a key), want %d to %d", u.Level, u.FilterBytes, u.Entries, u.Tables, u.BitsPerEntry(), lo, hi)
 		}
 	}
-	m.checkKeys()
+	m.CheckKeys()
 	// The compaction put every table in L6, whose filters Get never reads;
 	// prefix reads with UseL6Filters do.
-	if got := m.absentGets(probes); got != 0 {
+	if got := m.AbsentGets(probes); got != 0 {
 		t.Fatalf("after compaction into L6: %d filter hits over %d absent Gets, want 0 (Get skips L6 filters)", got, probes)
 	}
-	if got, min := m.absentPrefixReads(probes), int64(probes*95/100); got < min {
+	if got, min := absentPrefixReads(m, probes), int64(probes*95/100); got < min {
 		t.Fatalf("after compaction: %d filter hits over %d absent prefix reads with UseL6Filters, want at least %d", got, probes, min)
 	}
-	m.close()
+	m.Close()
 }
 
 // absentPrefixReads seeks n absent keys with SeekPrefixGE on an iterator that
 // reads L6 filters, and returns how many times a filter ruled out a table.
-func (m *migrationDB) absentPrefixReads(n int) int64 {
-	m.t.Helper()
-	before := m.db.Metrics().Filter.Hits
-	it, err := m.db.NewIter(&pebble.IterOptions{UseL6Filters: true})
+func absentPrefixReads(m *dbtest.DB, n int) int64 {
+	m.T.Helper()
+	before := m.DB.Metrics().Filter.Hits
+	it, err := m.DB.NewIter(&pebble.IterOptions{UseL6Filters: true})
 	if err != nil {
-		m.t.Fatal(err)
+		m.T.Fatal(err)
 	}
 	for i := range n {
-		if it.SeekPrefixGE(absent(i)) {
-			m.t.Fatalf("SeekPrefixGE(%q) found %q", absent(i), it.Key())
+		if it.SeekPrefixGE(dbtest.Absent(i)) {
+			m.T.Fatalf("SeekPrefixGE(%q) found %q", dbtest.Absent(i), it.Key())
 		}
 	}
 	if err := it.Close(); err != nil {
-		m.t.Fatal(err)
+		m.T.Fatal(err)
 	}
-	return m.db.Metrics().Filter.Hits - before
+	return m.DB.Metrics().Filter.Hits - before
 }
 
 func TestApplyKeepsFiltersAndIsIdempotent(t *testing.T) {
@@ -373,11 +243,11 @@ func TestApplyNil(t *testing.T) {
 // TestFilterUsageClosed pins what FilterUsage does on a closed database: it
 // panics as Pebble's SSTables does.
 func TestFilterUsageClosed(t *testing.T) {
-	m := newMigrationDB(t)
-	m.open(applied(cuckoopolicy.FilterPolicy(10)))
-	m.flushTables(1, 10)
-	db := m.db
-	m.close()
+	m := dbtest.New(t)
+	m.Open(dbtest.Applied(cuckoopolicy.FilterPolicy(10)))
+	m.FlushTables(1, 10)
+	db := m.DB
+	m.Close()
 	defer func() {
 		if recover() == nil {
 			t.Fatal("FilterUsage on a closed database returned; want a panic, as db.SSTables")
@@ -386,76 +256,35 @@ func TestFilterUsageClosed(t *testing.T) {
 	cuckoopolicy.FilterUsage(db)
 }
 
-// quietLogger drops Pebble's informational messages.
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...any)         {}
-func (quietLogger) Errorf(f string, args ...any) { fmt.Printf(f+"\n", args...) }
-func (quietLogger) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }
-
 // rowsReadBy returns, for each policy with tables in the database, whether
 // opts read them (Usage.ReadBy).
-func (m *migrationDB) rowsReadBy(opts *pebble.Options) map[string]bool {
-	m.t.Helper()
+func rowsReadBy(m *dbtest.DB, opts *pebble.Options) map[string]bool {
+	m.T.Helper()
 	out := map[string]bool{}
-	for p, u := range m.usage() {
+	for p, u := range m.Usage() {
 		out[p] = u.ReadBy(opts)
 	}
 	return out
 }
 
-// optionsFile parses the database's newest OPTIONS file with ParseHooks, as a
-// program that rebuilds its options from disk does.
-func (m *migrationDB) optionsFile() *pebble.Options {
-	m.t.Helper()
-	names, err := m.fs.List("db")
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	var newest string
-	for _, n := range names {
-		if strings.HasPrefix(n, "OPTIONS-") && n > newest {
-			newest = n
-		}
-	}
-	f, err := m.fs.Open(m.fs.PathJoin("db", newest))
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	buf := make([]byte, st.Size())
-	if _, err := f.ReadAt(buf, 0); err != nil {
-		m.t.Fatal(err)
-	}
-	opts := &pebble.Options{}
-	if err := opts.Parse(string(buf), cuckoopolicy.ParseHooks()); err != nil {
-		m.t.Fatalf("parsing %s: %v", newest, err)
-	}
-	return opts
-}
-
 // checkReadBy opens the database with opts' levels and filters, and checks
 // that the 4 tables with the old policy's filters are read (filter hits for
 // about every probe, ReadBy true) or not (no hits, ReadBy false).
-func (m *migrationDB) checkReadBy(name string, opts *pebble.Options, old string, read bool) {
-	m.t.Helper()
-	m.open(func(dst *pebble.Options) { dst.Levels, dst.Filters = opts.Levels, opts.Filters })
-	defer m.close()
-	hits := m.absentGets(probes)
+func checkReadBy(m *dbtest.DB, name string, opts *pebble.Options, old string, read bool) {
+	m.T.Helper()
+	m.Open(func(dst *pebble.Options) { dst.Levels, dst.Filters = opts.Levels, opts.Filters })
+	defer m.Close()
+	hits := m.AbsentGets(probes)
 	if min := int64(4 * probes * 95 / 100); read && hits < min {
-		m.t.Fatalf("%s: %d filter hits on the %s tables, want at least %d", name, hits, old, min)
+		m.T.Fatalf("%s: %d filter hits on the %s tables, want at least %d", name, hits, old, min)
 	}
 	if !read && hits != 0 {
-		m.t.Fatalf("%s: %d filter hits on the %s tables, want 0 (%s not registered)", name, hits, old, old)
+		m.T.Fatalf("%s: %d filter hits on the %s tables, want 0 (%s not registered)", name, hits, old, old)
 	}
-	if r := m.rowsReadBy(opts); r[old] != read {
-		m.t.Fatalf("%s: ReadBy = %v, want %v for the %s tables", name, r, read, old)
+	if r := rowsReadBy(m, opts); r[old] != read {
+		m.T.Fatalf("%s: ReadBy = %v, want %v for the %s tables", name, r, read, old)
 	}
-	m.checkKeys()
+	m.CheckKeys()
 }
 
 // TestSilentLossPaths covers the two ways a database loses its filters
@@ -465,43 +294,43 @@ func (m *migrationDB) checkReadBy(name string, opts *pebble.Options, old string,
 // filters are read, and none otherwise.
 func TestSilentLossPaths(t *testing.T) {
 	t.Run("rollback by plain options", func(t *testing.T) {
-		m := newMigrationDB(t)
-		m.open(applied(cuckoopolicy.FilterPolicy(10)))
-		m.flushTables(4, perTable)
-		m.close()
+		m := dbtest.New(t)
+		m.Open(dbtest.Applied(cuckoopolicy.FilterPolicy(10)))
+		m.FlushTables(4, perTable)
+		m.Close()
 
 		plain := &pebble.Options{}
-		levelsOnly(bloom.FilterPolicy(10))(plain)
-		m.checkReadBy("rolled back by plain bloom options", plain, cuckooName, false)
+		dbtest.LevelsOnly(bloom.FilterPolicy(10))(plain)
+		checkReadBy(m, "rolled back by plain bloom options", plain, cuckooName, false)
 		fixed := &pebble.Options{}
 		cuckoopolicy.Apply(fixed, bloom.FilterPolicy(10))
-		m.checkReadBy("rolled back with Apply", fixed, cuckooName, true)
+		checkReadBy(m, "rolled back with Apply", fixed, cuckooName, true)
 	})
 
 	t.Run("options from the OPTIONS file", func(t *testing.T) {
-		m := newMigrationDB(t)
-		m.open(levelsOnly(bloom.FilterPolicy(10)))
-		m.flushTables(4, perTable)
-		m.close()
+		m := dbtest.New(t)
+		m.Open(dbtest.LevelsOnly(bloom.FilterPolicy(10)))
+		m.FlushTables(4, perTable)
+		m.Close()
 		// Switched to cuckoo: the OPTIONS file now names cuckoo on every
 		// level, while the 4 tables still carry bloom filters.
-		m.open(applied(cuckoopolicy.FilterPolicy(10)))
-		m.close()
+		m.Open(dbtest.Applied(cuckoopolicy.FilterPolicy(10)))
+		m.Close()
 
-		parsed := m.optionsFile()
+		parsed := m.OptionsFile()
 		if parsed.Levels[0].FilterPolicy != cuckoopolicy.FilterPolicy(10) {
 			t.Fatalf("parsed L0 policy %v, want the cuckoo policy the OPTIONS file names", parsed.Levels[0].FilterPolicy)
 		}
-		m.checkReadBy("options parsed without Apply", parsed, bloomName, false)
-		parsed = m.optionsFile()
+		checkReadBy(m, "options parsed without Apply", parsed, bloomName, false)
+		parsed = m.OptionsFile()
 		cuckoopolicy.Apply(parsed, parsed.Levels[0].FilterPolicy)
-		m.checkReadBy("parsed options with Apply", parsed, bloomName, true)
+		checkReadBy(m, "parsed options with Apply", parsed, bloomName, true)
 	})
 }
 
 func TestReadBy(t *testing.T) {
 	cuckooLevels := &pebble.Options{}
-	levelsOnly(cuckoopolicy.FilterPolicy(10))(cuckooLevels)
+	dbtest.LevelsOnly(cuckoopolicy.FilterPolicy(10))(cuckooLevels)
 	applied := &pebble.Options{}
 	cuckoopolicy.Apply(applied, cuckoopolicy.FilterPolicy(10))
 	registered := &pebble.Options{Filters: map[string]pebble.FilterPolicy{bloomName: bloom.FilterPolicy(10)}}

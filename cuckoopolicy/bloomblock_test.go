@@ -30,7 +30,7 @@ func TestBloomBlock(t *testing.T) {
 				t.Errorf("bloom(%d), %d keys: %d bytes, the model %.0f (rate %g)", b, n, len(block), got, model)
 			}
 			info, err := Inspect(block)
-			if err != nil || !info.Bloom || info.Unfiltered || info.Keys != n || info.Buckets != 0 {
+			if err != nil || !info.BloomBlock || info.Unfiltered || info.Keys != n || info.Buckets != 0 {
 				t.Fatalf("Inspect: %+v, %v; want a bloom block of %d keys", info, err, n)
 			}
 			requireAll(t, FilterPolicy(10), block, keys)
@@ -40,7 +40,7 @@ func TestBloomBlock(t *testing.T) {
 	// Without keys the writer writes an empty block, which rules every key
 	// out.
 	empty := bloomBlocks(3).NewWriter(pebble.TableFilter).Finish(nil)
-	if info, err := Inspect(empty); err != nil || info.Bloom || info.Keys != 0 || len(empty) != trailerLen {
+	if info, err := Inspect(empty); err != nil || info.BloomBlock || info.Keys != 0 || len(empty) != trailerLen {
 		t.Errorf("empty bloom writer: %d bytes, %+v, %v; want the empty trailer", len(empty), info, err)
 	}
 }

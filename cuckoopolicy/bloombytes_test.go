@@ -114,7 +114,7 @@ func TestBloomBytesBuilt(t *testing.T) {
 			}
 			c := FilterPolicy(b).config()
 			if c.rawBloom(uint64(n)) {
-				if !info.Bloom || string(cb) != string(bb) {
+				if !info.RawBloom || string(cb) != string(bb) {
 					t.Errorf("B=%d, %d keys: %+v; want the raw bloom block, bloom's %d bytes", b, n, info, len(bb))
 				}
 				continue
@@ -179,7 +179,7 @@ func TestRawBloomBlock(t *testing.T) {
 				c.rate(uint64(n)) != bloomRate(b, uint64(n)) {
 				t.Fatalf("B=%d, %d keys: %d bytes, not bloom's %d (the model %.0f)", b, n, len(block), len(want), c.blockBytes(uint64(n)))
 			}
-			if info, err := Inspect(block); err != nil || !info.Bloom || info.Keys != 0 {
+			if info, err := Inspect(block); err != nil || !info.RawBloom || info.Keys != 0 {
 				t.Fatalf("B=%d, %d keys: Inspect %+v, %v", b, n, info, err)
 			}
 			requireAll(t, FilterPolicy(10), block, keys)

@@ -4,8 +4,10 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/dbtest"
 )
 
 // A filter block written and read directly, as Pebble does for each sstable.
@@ -44,7 +46,7 @@ func ExampleApply() {
 
 // Watching a switch: the tables each policy's filter covers, per level.
 func ExampleFilterUsage() {
-	opts := &pebble.Options{FS: vfs.NewMem(), Logger: quietLogger{}}
+	opts := &pebble.Options{FS: vfs.NewMem(), Logger: dbtest.QuietLogger{}}
 	cuckoopolicy.Apply(opts, cuckoopolicy.FilterPolicy(10))
 	db, err := pebble.Open("db", opts)
 	if err != nil {
@@ -97,4 +99,49 @@ func ExampleInspect() {
 	// Output:
 	// 13 true 5000 1316 <nil>
 	// cuckoopolicy: invalid filter block: shorter than its trailer (12 bytes)
+}
+
+// fill writes n keys in tables of 1,000 and returns the open database.
+func fill(opts *pebble.Options, n int) *pebble.DB {
+	opts.FS = vfs.NewMem()
+	db, err := pebble.Open("db", opts)
+	if err != nil {
+		panic(err)
+	}
+	for i := range n {
+		if err := db.Set(fmt.Appendf(nil, "user%08d", i*7919%n), []byte("v"), pebble.NoSync); err != nil {
+			panic(err)
+		}
+		if i%1000 == 999 {
+			if err := db.Flush(); err != nil {
+				panic(err)
+			}
+		}
+	}
+	return db
+}
+
+// A rollback watched to its end: every FilterUsage row whose tables do not
+// carry the family the options write on their level, with its share of the
+// level's entries.
+func ExampleMismatches() {
+	opts := &pebble.Options{DisableAutomaticCompactions: true}
+	cuckoopolicy.Apply(opts, cuckoopolicy.FilterPolicy(10))
+	db := fill(opts, 3_000)
+	db.Close()
+
+	back := &pebble.Options{DisableAutomaticCompactions: true, FS: opts.FS}
+	cuckoopolicy.Apply(back, bloom.FilterPolicy(10)) // still reads the cuckoo tables
+	db, err := pebble.Open("db", back)
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	rows, _ := cuckoopolicy.FilterUsage(db)
+	for _, m := range cuckoopolicy.Mismatches(rows, back) {
+		fmt.Printf("L%d: %d tables, %.0f%% of the level's entries, carry %s filters; the options write %s; read meanwhile: %v\n",
+			m.Level, m.Tables, 100*m.Share, m.Policy, m.Want, m.ReadBy(back))
+	}
+	// Output:
+	// L0: 3 tables, 100% of the level's entries, carry pebble_cuckoo.v1 filters; the options write rocksdb.BuiltinBloomFilter; read meanwhile: true
 }

@@ -341,14 +341,14 @@ func Inspect(filter []byte) (Info, error) {
 		return Info{}, fmt.Errorf("%w: %s (%d bytes)", ErrInvalidFilter, reasons[r], len(filter))
 	}
 	if isRawBloom(filter) {
-		return Info{Bloom: true}, nil
+		return Info{RawBloom: true}, nil
 	}
 	t := blockTrailer(filter)
 	info := Info{
 		FingerprintBits: int(t.f),
 		SemiSort:        t.flags&flagSemiSort != 0,
 		Unfiltered:      t.flags&flagUnfiltered != 0,
-		Bloom:           t.flags&flagBloom != 0,
+		BloomBlock:      t.flags&flagBloom != 0,
 		Buckets:         int(t.buckets),
 		Keys:            int(t.keys),
 	}
@@ -363,19 +363,14 @@ func Inspect(filter []byte) (Info, error) {
 
 // Info describes a filter block, as Inspect decodes it. Keys counts the
 // entries the builder placed: one per distinct key hash, except that hashes
-// which map to the same two buckets and the same fingerprint share one entry
-// (the filter cannot tell them apart). Of n keys in m buckets of f-bit
-// fingerprints about n²/(2·m·w·(2^f-1)) pairs merge, where w is 16383 for m
-// above 16384 (the second bucket lies within that many of the first) and m/2
-// otherwise (drawn from the whole table, and the two buckets match in either
-// order). For FilterPolicy(10) that is one pair in ten filters of 1M keys
-// and fourteen in a thousand filters of 1000 keys; for FilterPolicy(4), six
-// keys in a million at 1M keys.
+// with the same two buckets and the same fingerprint share one entry, as
+// the filter cannot tell them apart (FORMAT.md says how rarely).
 type Info struct {
 	FingerprintBits int     // bits per fingerprint, 4 to 32
 	SemiSort        bool    // buckets are semi-sorted (4f-4 bits each)
 	Unfiltered      bool    // the block holds no filter: no buckets, "may contain" for every key
-	Bloom           bool    // the block holds a Pebble bloom filter, no buckets (FingerprintBits is 4; 0, with Keys 0, for a raw bloom block)
+	BloomBlock      bool    // a Pebble bloom table inside this package's trailer: no buckets, FingerprintBits 4
+	RawBloom        bool    // bloom.FilterPolicy's own block, no trailer: every other field 0
 	Buckets, Keys   int     // buckets of four slots; entries placed (see below)
 	LoadFactor      float64 // Keys / (4 * Buckets); 0 for an empty table
 	BitsPerKey      float64 // the whole block, trailer included, over Keys; 0 for no keys

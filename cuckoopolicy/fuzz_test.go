@@ -83,13 +83,13 @@ func FuzzInspect(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if info == (Info{Bloom: true}) {
+		if info == (Info{RawBloom: true}) {
 			return // a raw bloom block: no trailer, no parameters of its own
 		}
-		noTable := info.Unfiltered || info.Bloom
+		noTable := info.Unfiltered || info.BloomBlock
 		if info.FingerprintBits < 4 || info.FingerprintBits > 32 || info.Buckets < 0 || info.Keys < 0 ||
-			(info.Buckets == 0 && info.Keys != 0 && !noTable) || (noTable && (info.Buckets != 0 || info.Keys == 0 && info.Bloom)) ||
-			info.Unfiltered && info.Bloom || info.LoadFactor < 0 || info.LoadFactor > 1 {
+			(info.Buckets == 0 && info.Keys != 0 && !noTable) || (noTable && (info.Buckets != 0 || info.Keys == 0 && info.BloomBlock)) ||
+			info.Unfiltered && info.BloomBlock || info.LoadFactor < 0 || info.LoadFactor > 1 {
 			t.Fatalf("inconsistent %+v", info)
 		}
 	})

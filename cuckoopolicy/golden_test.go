@@ -123,7 +123,7 @@ func TestGoldenRawBloom(t *testing.T) {
 	if b := build(bloom.FilterPolicy(10), keys); !bytes.Equal(got, b) {
 		t.Fatalf("raw bloom block differs from bloom.FilterPolicy(10)'s: %s", firstDiff(got, b))
 	}
-	if _, info := readGolden(t, path, keys); !info.Bloom || info.Keys != 0 || info.FingerprintBits != 0 {
+	if _, info := readGolden(t, path, keys); !info.RawBloom || info.Keys != 0 || info.FingerprintBits != 0 {
 		t.Fatalf("Inspect: %+v", info)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/cuckoohash"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/family"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/static"
 )
 
@@ -28,7 +29,7 @@ const (
 	// maxLoad is the highest load the budget rule plans for: the static
 	// builder reaches it at every size, with room to spare below the (2,4)
 	// cuckoo threshold of about 0.977.
-	maxLoad = 0.97
+	maxLoad = family.MaxLoad
 
 	// DefaultLoadFactor is Policy's load when it names a fingerprint width
 	// and no load.
@@ -40,14 +41,14 @@ const (
 
 // FilterPolicy is a cuckoo-filter policy with a budget of bits per key: the
 // drop-in replacement for bloom.FilterPolicy of the same value. Each table's
-// block takes the bytes bloom.FilterPolicy of the same budget would take on
-// it (a little more on some tables of a few hundred keys or fewer, see
-// FORMAT.md), in semi-sorted buckets of the
-// fingerprint width that gives the fewest false positives in those bytes at
-// a load the builder always reaches (see FORMAT.md for the rule and its
-// false-positive rates). A budget below MinBitsPerKey or above
+// block takes at most the bytes bloom.FilterPolicy of the same budget would
+// take on it, in semi-sorted buckets of the fingerprint width that gives the
+// fewest false positives in those bytes at a load the builder always
+// reaches, or, on a table of at most 64 keys where bloom's table has fewer
+// false positives in those bytes, bloom's table itself (FORMAT.md gives the
+// rule and its false-positive rates). A budget below MinBitsPerKey or above
 // MaxBitsPerKey is clamped to that range: FilterPolicy(0) and negative
-// budgets write filters of 4 bits per key (about 34% false positives); for
+// budgets write filters of 4 bits per key, the fewest it writes; for
 // no filter, use pebble.NoFilterPolicy.
 //
 // Every FilterPolicy, whatever its budget, reads every block this package

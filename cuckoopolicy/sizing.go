@@ -177,17 +177,6 @@ func tableCost(p pebble.FilterPolicy, n uint64) (bytes, rate float64) {
 		return c.blockBytes(n), c.rate(n)
 	case unfilteredPolicy:
 		return trailerLen, 1
-	case *liveLevel:
-		c := v.current()
-		switch {
-		case c.unfiltered:
-			return trailerLen, 1
-		case c.bloom > 0:
-			return tableCost(bloomBlocks(c.bloom), n)
-		case c.f == 0:
-			return 0, 1
-		}
-		return c.blockBytes(n), c.rate(n)
 	case bloom.FilterPolicy:
 		b := max(int(v), 1)
 		return bloomBlockBytes(b, n), bloomRate(min(b, MaxBitsPerKey), n)

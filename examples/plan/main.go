@@ -1,12 +1,12 @@
 // Plan fits a filter plan to a database: it loads a Pebble database with
-// bloom.FilterPolicy(10) on every level, asks cuckoopolicy.FitPlan for the
+// bloom.FilterPolicy(10) on every level, asks plan.Fit for the
 // plan with the fewest false positives per absent Get within the bytes the
 // bloom(10) filters take on L0-L5 (the filters a Get loads), applies it with
-// cuckoopolicy.ApplyPlan, and keeps loading while compactions rewrite the
+// plan.Apply, and keeps loading while compactions rewrite the
 // tables under the plan. A twin database, loaded with the same keys and
 // kept on bloom(10), is the baseline. It prints the plan beside the best
 // bloom-only plan at the same ceiling (the bytes and expected false
-// positives FitPlan's model gives both), FilterUsage of both databases, and
+// positives plan.Fit's model gives both), FilterUsage of both databases, and
 // the false positives per absent Get before and after.
 //
 //	go run ./examples/plan
@@ -26,6 +26,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 )
 
 func main() {
@@ -49,7 +50,7 @@ func run(w io.Writer, keys, gets int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bloom10 := cuckoopolicy.Plan{}
+	bloom10 := plan.Plan{}
 	for l := range bloom10 {
 		bloom10[l] = bloom.FilterPolicy(10)
 	}
@@ -73,7 +74,7 @@ func run(w io.Writer, keys, gets int) error {
 	}
 	fmt.Fprintf(w, "  false positives per absent Get: %.5f\n\n", fp)
 
-	r, err := cuckoopolicy.FitPlan(t.plan, cuckoopolicy.PlanConfig{MaxFilterBytes: budget})
+	r, err := plan.Fit(t.plan, plan.Config{MaxFilterBytes: budget})
 	if err != nil {
 		return err
 	}
@@ -112,7 +113,7 @@ func run(w io.Writer, keys, gets int) error {
 	return nil
 }
 
-func (t *twin) open(plan, baseline cuckoopolicy.Plan) error {
+func (t *twin) open(plan, baseline plan.Plan) error {
 	var err error
 	if t.plan, err = open(filepath.Join(t.dir, "plan"), plan); err != nil {
 		return err
@@ -134,13 +135,13 @@ func (t *twin) close() error {
 
 // open opens a database whose small memtable and tables spread a few hundred
 // thousand keys over several levels, as millions would with the defaults.
-func open(dir string, p cuckoopolicy.Plan) (*pebble.DB, error) {
+func open(dir string, p plan.Plan) (*pebble.DB, error) {
 	opts := &pebble.Options{
 		Logger:        quiet{},
 		MemTableSize:  1 << 20,
 		LBaseMaxBytes: 1 << 20,
 	}
-	cuckoopolicy.ApplyPlan(opts, p)
+	plan.Apply(opts, p)
 	for l := range opts.TargetFileSizes {
 		opts.TargetFileSizes[l] = 256 << 10
 	}
@@ -198,16 +199,16 @@ func settle(db *pebble.DB) {
 	}
 }
 
-// printPlans prints FitPlan's plan beside the best bloom-only plan within
+// printPlans prints plan.Fit's plan beside the best bloom-only plan within
 // the same ceiling, and bloom(10) on every level, with the bytes of the
 // filters a Get loads and the expected false positives per absent Get that
-// FitPlan's model gives each.
-func printPlans(w io.Writer, budget uint64, r cuckoopolicy.PlanReport) {
-	fmt.Fprintf(w, "FitPlan(db, PlanConfig{MaxFilterBytes: %d}), the bloom(10) filters' bytes on L0-L5.\n", budget)
+// plan.Fit's model gives each.
+func printPlans(w io.Writer, budget uint64, r plan.Report) {
+	fmt.Fprintf(w, "plan.Fit(db, plan.Config{MaxFilterBytes: %d}), the bloom(10) filters' bytes on L0-L5.\n", budget)
 	fmt.Fprintf(w, "By its model (bytes of the filters a Get loads, L0-L5, empty levels as they will fill):\n")
 	for _, e := range []struct {
 		name string
-		est  cuckoopolicy.Estimate
+		est  plan.Estimate
 	}{{"plan", r.Estimate}, {"best bloom-only plan", r.BloomOnly}, {"bloom(10) on every level", r.Bloom10}} {
 		fmt.Fprintf(w, "  %-25s %v\n  %-25s %d bytes, %.5f expected false positives per absent Get\n", e.name+":", e.est.Plan, "", e.est.Bytes, e.est.FalsePositives)
 	}

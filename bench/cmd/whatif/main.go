@@ -10,11 +10,11 @@
 //	go run ./bench/cmd/whatif -db DIR -memory 64MiB         # the plan within 64 MiB of filters
 //	go run ./bench/cmd/whatif -db DIR -cache 1GiB           # do filters and indexes fit a 1 GiB block cache?
 //
-// It ends with the filter plan cuckoopolicy.FitPlan chooses for the
+// It ends with the filter plan plan.Fit chooses for the
 // database, for absent Gets or with -l6 for lookups that read L6 filters,
 // within a ceiling of filter bytes: by default the bytes the current filters
 // take on the levels those lookups load (L0-L5 for Get, L0-L6 with -l6), by
-// FitPlan's model; with -memory SIZE that many bytes (a byte count, or a
+// plan.Fit's model; with -memory SIZE that many bytes (a byte count, or a
 // number with a unit: KiB, MiB, GiB, TiB or KB, MB, GB, TB). At equal
 // bytes it prints the plan, the current filters, bloom(10) on every level
 // and the best bloom-only plan with their expected false-positive reads per
@@ -26,10 +26,10 @@
 // size shared by filter, index and data blocks, for lookups that read L6
 // filters: the index bytes, measured, and for no filters, CockroachDB's
 // bloom(10) on L0-L5 without L6 filters, bloom(10) on every level and the
-// recommended plan, the filter bytes by FitPlan's model, whether filters and
+// recommended plan, the filter bytes by plan.Fit's model, whether filters and
 // indexes fit the cache and what they leave for data blocks. It recommends
 // the largest filter budget that keeps filters and indexes within half the
-// cache, and FitPlan's plan at it with its Go lines; where the indexes take
+// cache, and plan.Fit's plan at it with its Go lines; where the indexes take
 // half the cache or more, no L6 filter, and the cache at which the budget
 // would be bloom(10) on every level's bytes. A -cache it cannot read, or of
 // 0, is an error before the database is opened.

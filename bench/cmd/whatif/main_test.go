@@ -16,7 +16,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
-
 	"github.com/pebble-cuckoo/pebble-cuckoo/internal/pebbletest"
 )
 
@@ -267,8 +266,8 @@ func TestPlan(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("whatif %s: exit status %d, stderr:\n%s", strings.Join(args, " "), code, errOut)
 		}
-		for _, s := range []string{"Filter plan: cuckoopolicy.FitPlan within 64 KiB of the filters the lookups load.",
-			"bloom(10) on every level", "best bloom-only plan", "cuckoopolicy.ApplyPlan(opts, cuckoopolicy.Plan{",
+		for _, s := range []string{"Filter plan: plan.Fit within 64 KiB of the filters the lookups load.",
+			"bloom(10) on every level", "best bloom-only plan", "plan.Apply(opts, plan.Plan{",
 			"Verdict: at the same 64 KiB of filters the lookups load, "} {
 			if !strings.Contains(out, s) {
 				t.Errorf("-l6 %v: output lacks %q:\n%s", l6, s, out)
@@ -296,8 +295,8 @@ func TestPlanDefault(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit status %d, stderr:\n%s", code, errOut)
 	}
-	head := regexp.MustCompile(`\nFilter plan: cuckoopolicy.FitPlan within (.*) of the filters the lookups load:\n` +
-		`the bytes the current filters take on L0-L5, by FitPlan's model`).FindStringSubmatch(out)
+	head := regexp.MustCompile(`\nFilter plan: plan.Fit within (.*) of the filters the lookups load:\n` +
+		`the bytes the current filters take on L0-L5, by plan.Fit's model`).FindStringSubmatch(out)
 	if head == nil {
 		t.Fatalf("no plan section at the current filters' bytes:\n%s", out)
 	}
@@ -332,7 +331,7 @@ func TestCache(t *testing.T) {
 	dir := buildDB(t)
 	for cache, want := range map[string][]string{
 		"1GiB": {"Block cache (-cache): 1 GiB, shared by filter, index and data blocks,",
-			"Recommended budget: ", "cuckoopolicy.ApplyPlan(opts, cuckoopolicy.Plan{"},
+			"Recommended budget: ", "plan.Apply(opts, plan.Plan{"},
 		"1KiB": {"Block cache (-cache): 1 KiB, shared by filter, index and data blocks,",
 			"Even the indexes", "Recommended: no L6 filter", "\tbloom.FilterPolicy(10), // L5\n"},
 	} {

@@ -3,22 +3,22 @@
 // each with its own filter policy, grown from a small start to 2^Doublings
 // times its keys, with a checkpoint at every doubling. The policies:
 //
-//   - live: a cuckoopolicy.LivePlan with a fixed ceiling B (Get lookups, no
+//   - live: a plan.Live with a fixed ceiling B (Get lookups, no
 //     L6 filter), started on the start database (its levels write
 //     FilterPolicy(10) until the first fit, as for a service adopting it),
 //     refitting itself as the database grows;
-//   - start plan: cuckoopolicy.FitPlan's plan at B, made once on the start
+//   - start plan: plan.Fit's plan at B, made once on the start
 //     database and kept;
 //   - bloom(10): bloom.FilterPolicy(10) on every level;
 //   - bloom-only plan: the best plan of Pebble's bloom filter alone at B
-//     (FitPlan's BloomOnly), made once at the start and kept.
+//     (plan.Fit's BloomOnly), made once at the start and kept.
 //
 // B is the filter bytes bloom(10) puts on L0-L5 of the start database, the
 // bytes an absent Get loads. At each checkpoint every database is flushed and
 // its compactions left to settle, and the report gives each policy's L0-L5
 // filter bytes (beside B, and beside B scaled by the keys' growth) and the
 // false-positive data-block reads of absent Gets, counted in Pebble, beside
-// the model's for a plan FitPlan makes fresh at B on the live database. At
+// the model's for a plan plan.Fit makes fresh at B on the live database. At
 // the end every key written is read back from every database.
 //
 // The databases are real, on disk under Config.Dir, with automatic
@@ -36,9 +36,9 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/bloom"
-
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/progress"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 )
 
 // ErrLostKeys is Run's error, with the report complete, when a key written
@@ -180,7 +180,7 @@ func (s *scenario) start(ctx context.Context) error {
 	s.pr.Stage("start: bloom(10) database, %d keys", n)
 	c, err := s.open(bloom10, func(st *store) {
 		b := bloom.FilterPolicy(10)
-		st.plan = cuckoopolicy.Plan{b, b, b, b, b, b, b}
+		st.plan = plan.Plan{b, b, b, b, b, b, b}
 		cuckoopolicy.Apply(st.opts, b)
 	})
 	if err != nil {
@@ -195,22 +195,22 @@ func (s *scenario) start(ctx context.Context) error {
 	if s.r.Budget == 0 {
 		return fmt.Errorf("growth: the start database has no filter on L0-L5 (%d keys): start bigger", n)
 	}
-	rep, err := cuckoopolicy.FitPlan(c.db, cuckoopolicy.PlanConfig{MaxFilterBytes: s.r.Budget})
+	rep, err := plan.Fit(c.db, plan.Config{MaxFilterBytes: s.r.Budget})
 	if err != nil {
 		return fmt.Errorf("growth: start plan: %w", err)
 	}
 	s.r.Start = rep
-	plans := map[int]cuckoopolicy.Plan{startPlan: rep.Plan, bloomOnly: rep.BloomOnly.Plan}
+	plans := map[int]plan.Plan{startPlan: rep.Plan, bloomOnly: rep.BloomOnly.Plan}
 	for _, p := range []int{startPlan, bloomOnly, live} {
 		s.pr.Stage("start: %s database, %d keys", policyNames[p], n)
 		st, err := s.open(p, func(st *store) {
 			if p == live {
-				st.live = cuckoopolicy.NewLivePlan(cuckoopolicy.PlanConfig{MaxFilterBytes: s.r.Budget}, s.cfg.RefitInterval)
+				st.live = plan.NewLive(plan.Config{MaxFilterBytes: s.r.Budget}, s.cfg.RefitInterval)
 				st.live.Apply(st.opts)
 				return
 			}
 			st.plan = plans[p]
-			cuckoopolicy.ApplyPlan(st.opts, st.plan)
+			plan.Apply(st.opts, st.plan)
 		})
 		if err != nil {
 			return err
@@ -294,7 +294,7 @@ func (s *scenario) checkpoint(ctx context.Context, growth int) error {
 		}
 		cp.Rows[p] = m
 	}
-	fresh, err := cuckoopolicy.FitPlan(s.stores[startPlan].db, cuckoopolicy.PlanConfig{
+	fresh, err := plan.Fit(s.stores[startPlan].db, plan.Config{
 		MaxFilterBytes: s.r.Budget, Current: s.stores[startPlan].opts,
 	})
 	if err != nil {
@@ -304,7 +304,7 @@ func (s *scenario) checkpoint(ctx context.Context, growth int) error {
 		Plan: fresh.Plan.String(), ModelBytes: fresh.Bytes, ModelFalsePositives: fresh.FalsePositives,
 		KeptModelBytes: fresh.Current.Bytes, KeptModelFalsePositives: fresh.Current.FalsePositives,
 	}
-	freshLive, err := cuckoopolicy.FitPlan(s.stores[live].db, cuckoopolicy.PlanConfig{MaxFilterBytes: s.r.Budget})
+	freshLive, err := plan.Fit(s.stores[live].db, plan.Config{MaxFilterBytes: s.r.Budget})
 	if err != nil {
 		return fmt.Errorf("growth: fresh plan on the live database: %w", err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/markdown"
-	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 )
 
 // Report is a run's result. Rows and Verified are indexed in the policies'
@@ -17,9 +17,9 @@ type Report struct {
 	Config Config // with defaults filled in
 	// Budget is B: bloom(10)'s filter bytes on L0-L5 of the start database.
 	Budget uint64
-	// Start is FitPlan's report at B on the start bloom(10) database: the
+	// Start is plan.Fit's report at B on the start bloom(10) database: the
 	// start plan is its Plan, the bloom-only start plan its BloomOnly.Plan.
-	Start       cuckoopolicy.PlanReport
+	Start       plan.Report
 	Checkpoints []Checkpoint
 	Verified    [numPolicies]Verified
 	// Unsettled lists the databases whose compactions had not settled
@@ -34,12 +34,12 @@ type Checkpoint struct {
 	Rows   [numPolicies]Row
 	Live   LiveFit // the live plan after its refit at the checkpoint
 	Fresh  Fresh   // a plan made fresh on the start plan's database
-	// FreshLive is FitPlan at B on the live plan's database, by the model:
+	// FreshLive is plan.Fit at B on the live plan's database, by the model:
 	// what the live plan is judged against.
 	FreshLive FreshLive
 }
 
-// FreshLive is FitPlan at B on the live plan's database at a checkpoint,
+// FreshLive is plan.Fit at B on the live plan's database at a checkpoint,
 // by the model.
 type FreshLive struct {
 	Plan                string
@@ -69,7 +69,7 @@ type LiveFit struct {
 	ModelFalsePositives float64
 }
 
-// Fresh is FitPlan at B on the start plan's database at a checkpoint, by
+// Fresh is plan.Fit at B on the start plan's database at a checkpoint, by
 // the model: the fresh plan, and the kept start plan on the same tables.
 type Fresh struct {
 	Plan                    string
@@ -101,8 +101,8 @@ func (r *Report) Markdown(w io.Writer) error {
 		16, c.ValueSize, c.Keys, 1<<c.Doublings, c.Keys<<c.Doublings, c.Absent, c.MemTableSize, c.LBaseMaxBytes, c.TargetFileSize, c.RefitInterval, c.Seed)
 	fmt.Fprintf(d, "B = %d bytes: bloom(10)'s filter bytes on L0-L5 of the start database.\n\n", r.Budget)
 	d.List([]string{
-		"start plan (FitPlan at B on the start database, kept): " + r.Start.Plan.String(),
-		"bloom-only start plan (FitPlan's BloomOnly at B, kept): " + r.Start.BloomOnly.Plan.String(),
+		"start plan (plan.Fit at B on the start database, kept): " + r.Start.Plan.String(),
+		"bloom-only start plan (plan.Fit's BloomOnly at B, kept): " + r.Start.BloomOnly.Plan.String(),
 		"FP reads = data blocks read per absent Get, measured in Pebble (filter misses plus probes of L0-L5 tables without a filter)",
 		"bytes/(B·g) = L0-L5 filter bytes over B times the keys' growth g",
 	})
@@ -139,11 +139,11 @@ func (r *Report) writeCheckpoint(d *markdown.Doc, cp Checkpoint) {
 	d.List([]string{
 		fmt.Sprintf("live plan now (after %d refits, the last taking %v): %s; its model: %d bytes, %.5f FP reads/Get",
 			cp.Live.Refits, cp.Live.FitTime.Round(time.Millisecond), cp.Live.Plan, cp.Live.ModelBytes, cp.Live.ModelFalsePositives),
-		fmt.Sprintf("fresh FitPlan at B on the start plan's database (model): %s; %d bytes, %.5f FP reads/Get",
+		fmt.Sprintf("fresh plan.Fit at B on the start plan's database (model): %s; %d bytes, %.5f FP reads/Get",
 			cp.Fresh.Plan, cp.Fresh.ModelBytes, cp.Fresh.ModelFalsePositives),
 		fmt.Sprintf("the kept start plan on the same tables (model): %d bytes, %.5f FP reads/Get",
 			cp.Fresh.KeptModelBytes, cp.Fresh.KeptModelFalsePositives),
-		fmt.Sprintf("fresh FitPlan at B on the live plan's database (model): %s; %d bytes, %.5f FP reads/Get",
+		fmt.Sprintf("fresh plan.Fit at B on the live plan's database (model): %s; %d bytes, %.5f FP reads/Get",
 			cp.FreshLive.Plan, cp.FreshLive.ModelBytes, cp.FreshLive.ModelFalsePositives),
 	})
 	d.WriteString("\n")
@@ -167,7 +167,7 @@ func (r *Report) writeSummary(d *markdown.Doc) {
 			fmt.Sprintf("%.5f", cp.Fresh.KeptModelFalsePositives),
 		})
 	}
-	d.Table([]string{"growth", "live bytes/B", "live FP/Get (measured)", "fresh FitPlan on the live database, FP/Get (model)",
+	d.Table([]string{"growth", "live bytes/B", "live FP/Get (measured)", "fresh plan.Fit on the live database, FP/Get (model)",
 		"live measured / fresh model", "start plan bytes/(B·g)", "start plan FP/Get (measured)",
 		"start plan FP/Get (model)"}, rows)
 }

@@ -9,9 +9,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/keys"
-	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 )
 
 // stream is the key stream every database is fed: key i and its value are
@@ -50,8 +49,8 @@ type store struct {
 	policy int
 	opts   *pebble.Options
 	db     *pebble.DB
-	live   *cuckoopolicy.LivePlan // the live policy's plan, else nil
-	plan   cuckoopolicy.Plan      // a kept plan, as applied
+	live   *plan.Live // the live policy's plan, else nil
+	plan   plan.Plan  // a kept plan, as applied
 }
 
 // open creates the database of policy p, with its filters set by setup.

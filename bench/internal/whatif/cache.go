@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 )
 
 // cacheReport is the block-cache section: whether the database's filters
@@ -21,9 +21,9 @@ type cacheReport struct {
 	Index, Data, Filters uint64
 	// Budget is the filter bytes the rule allows (see filterBudget).
 	Budget uint64
-	// Fit is FitPlan's report at Budget for lookups that read L6 filters,
+	// Fit is plan.Fit's report at Budget for lookups that read L6 filters,
 	// its Current estimate CockroachDB's configuration (see cockroach).
-	Fit cuckoopolicy.PlanReport
+	Fit plan.Report
 }
 
 // filterBudget returns the most filter bytes that, beside index bytes of
@@ -53,14 +53,14 @@ func filterBudget(cache, index uint64) uint64 {
 // pressure.
 func FilterBudget(cache, index uint64) uint64 { return filterBudget(cache, index) }
 
-// CacheConfig is the FitPlan query behind -cache's plan at a budget:
+// CacheConfig is the plan.Fit query behind -cache's plan at a budget:
 // lookups that read L6 filters, within budget bytes of filters, the
 // current filters CockroachDB's configuration. At budget 0 -cache
-// recommends CockroachDB's configuration itself, not FitPlan's plan.
-func CacheConfig(budget uint64) cuckoopolicy.PlanConfig {
+// recommends CockroachDB's configuration itself, not plan.Fit's plan.
+func CacheConfig(budget uint64) plan.Config {
 	current := &pebble.Options{}
-	cuckoopolicy.ApplyPlan(current, cockroach())
-	return cuckoopolicy.PlanConfig{MaxFilterBytes: budget, UseL6: true, Current: current}
+	plan.Apply(current, cockroach())
+	return plan.Config{MaxFilterBytes: budget, UseL6: true, Current: current}
 }
 
 // cacheFor returns the smallest cache in which filters and indexes of those
@@ -69,14 +69,14 @@ func cacheFor(index, filters uint64) uint64 { return 2 * (index + filters) }
 
 // cockroach is CockroachDB's configuration, which Pebble's maintainers
 // recommend for a shared block cache: bloom(10) on L0-L5, no L6 filter.
-func cockroach() cuckoopolicy.Plan {
+func cockroach() plan.Plan {
 	p := bloomEverywhere()
 	p[numLevels-1] = nil
 	return p
 }
 
 // fitCache measures the block sizes of the database's tables and asks
-// FitPlan for the plan of lookups that read L6 filters at the budget the
+// plan.Fit for the plan of lookups that read L6 filters at the budget the
 // rule leaves in a cache of cache bytes.
 func (a *analysis) fitCache(db *pebble.DB, cache uint64, levels [][]pebble.SSTableInfo) (*cacheReport, error) {
 	cr := &cacheReport{Cache: cache}
@@ -121,8 +121,8 @@ func (a *analysis) blockSizes(cr *cacheReport, levels [][]pebble.SSTableInfo) er
 }
 
 // noFilters is the expected data-block reads per absent lookup without any
-// filter by FitPlan's model: one per table probed on each level with keys.
-func noFilters(r *cuckoopolicy.PlanReport) float64 {
+// filter by plan.Fit's model: one per table probed on each level with keys.
+func noFilters(r *plan.Report) float64 {
 	var n float64
 	for _, s := range r.Levels {
 		if s.Keys > 0 {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
-
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 	"github.com/pebble-cuckoo/pebble-cuckoo/internal/pebbletest"
 )
 
@@ -77,17 +77,17 @@ func cacheLines(t *testing.T, s string) map[string][2]string {
 // more.
 func TestWriteCache(t *testing.T) {
 	b10 := bloom.FilterPolicy(10)
-	plan := cuckoopolicy.Plan{cuckoopolicy.FilterPolicy(20), cuckoopolicy.FilterPolicy(20), cuckoopolicy.FilterPolicy(20),
+	p20 := plan.Plan{cuckoopolicy.FilterPolicy(20), cuckoopolicy.FilterPolicy(20), cuckoopolicy.FilterPolicy(20),
 		cuckoopolicy.FilterPolicy(20), cuckoopolicy.FilterPolicy(20), cuckoopolicy.FilterPolicy(16), cuckoopolicy.FilterPolicy(9)}
 	const index, crdb, all, planBytes = 10000, 2000, 20000, 15000
 	report := func(cache uint64) *Report {
 		cr := &cacheReport{Cache: cache, Index: index, Data: 1600000, Filters: all, Budget: filterBudget(cache, index)}
-		cr.Fit.Levels[0] = cuckoopolicy.LevelShape{Keys: 100, Probes: 2}
-		cr.Fit.Levels[6] = cuckoopolicy.LevelShape{Keys: 9000, Probes: 1}
-		cr.Fit.Current = cuckoopolicy.Estimate{Plan: cockroach(), Bytes: crdb, FalsePositives: 1.02}
-		cr.Fit.Bloom10 = cuckoopolicy.Estimate{Plan: cuckoopolicy.Plan{b10, b10, b10, b10, b10, b10, b10}, Bytes: all, FalsePositives: 0.03}
+		cr.Fit.Levels[0] = plan.LevelShape{Keys: 100, Probes: 2}
+		cr.Fit.Levels[6] = plan.LevelShape{Keys: 9000, Probes: 1}
+		cr.Fit.Current = plan.Estimate{Plan: cockroach(), Bytes: crdb, FalsePositives: 1.02}
+		cr.Fit.Bloom10 = plan.Estimate{Plan: plan.Plan{b10, b10, b10, b10, b10, b10, b10}, Bytes: all, FalsePositives: 0.03}
 		if cr.Budget > 0 {
-			cr.Fit.Estimate = cuckoopolicy.Estimate{Plan: plan, Bytes: min(planBytes, cr.Budget), FalsePositives: 0.01}
+			cr.Fit.Estimate = plan.Estimate{Plan: p20, Bytes: min(planBytes, cr.Budget), FalsePositives: 0.01}
 		}
 		return &Report{cache: cr}
 	}
@@ -123,8 +123,8 @@ func TestWriteCache(t *testing.T) {
 
 	// A budget: the plan, its Go lines, no word of a larger cache.
 	s := write(report(4 * (index + all)))
-	for _, w := range []string{"Recommended budget: " + formatSize(2*(index+all)-index), "\n    " + plan.String() + "\n",
-		indent(goLines(plan)), "It takes 15,000 bytes by the model", "Options.MemTableSize"} {
+	for _, w := range []string{"Recommended budget: " + formatSize(2*(index+all)-index), "\n    " + p20.String() + "\n",
+		indent(goLines(p20)), "It takes 15,000 bytes by the model", "Options.MemTableSize"} {
 		if !strings.Contains(s, w) {
 			t.Errorf("report lacks %q:\n%s", w, s)
 		}
@@ -171,7 +171,7 @@ func blockOracle(t *testing.T, dir string) (index, data, filters uint64) {
 }
 
 // TestCache runs Analyze with a block cache on a small database: the sizes
-// are the tables' own, the plan is FitPlan's at the rule's budget and within
+// are the tables' own, the plan is plan.Fit's at the rule's budget and within
 // it, and the section says so; a cache that the indexes take half of gets
 // no L6 filter and the size of a cache that would, which, asked for, gives
 // a plan with an L6 filter.
@@ -202,13 +202,13 @@ func TestCache(t *testing.T) {
 			t.Errorf("cache %d, indexes %d: budget %d, the plan %d bytes by the model", cache, cr.Index, cr.Budget, cr.Fit.Bytes)
 		}
 		current := &pebble.Options{}
-		cuckoopolicy.ApplyPlan(current, cockroach())
-		want, err := cuckoopolicy.FitPlan(openCopy(t, dir), cuckoopolicy.PlanConfig{MaxFilterBytes: cr.Budget, UseL6: true, Current: current})
+		plan.Apply(current, cockroach())
+		want, err := plan.Fit(openCopy(t, dir), plan.Config{MaxFilterBytes: cr.Budget, UseL6: true, Current: current})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if cr.Fit.Estimate != want.Estimate || cr.Fit.Current != want.Current || cr.Fit.Bloom10 != want.Bloom10 || cr.Fit.Levels != want.Levels {
-			t.Errorf("cache %d: FitPlan in whatif %+v, on the database %+v", cache, cr.Fit, want)
+			t.Errorf("cache %d: plan.Fit in whatif %+v, on the database %+v", cache, cr.Fit, want)
 		}
 		s := out.String()
 		sec := s[strings.Index(s, "\nBlock cache (-cache): "):strings.Index(s, "\nFilter plan: ")]

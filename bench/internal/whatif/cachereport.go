@@ -5,14 +5,14 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 )
 
 // cacheRow is one configuration of the block-cache section: its filter
-// bytes and expected reads in vain by FitPlan's model.
+// bytes and expected reads in vain by plan.Fit's model.
 type cacheRow struct {
 	name string
-	cuckoopolicy.Estimate
+	plan.Estimate
 }
 
 // rows returns the configurations the section weighs: no filters,
@@ -20,7 +20,7 @@ type cacheRow struct {
 // there is one.
 func (cr *cacheReport) rows() []cacheRow {
 	rows := []cacheRow{
-		{"none", cuckoopolicy.Estimate{FalsePositives: noFilters(&cr.Fit)}},
+		{"none", plan.Estimate{FalsePositives: noFilters(&cr.Fit)}},
 		{"bloom(10) on L0-L5, none on L6 (CockroachDB)", cr.Fit.Current},
 		{"bloom(10) on every level", cr.Fit.Bloom10},
 	}
@@ -59,7 +59,7 @@ func (r *Report) writeCache(b *strings.Builder) {
 		b.WriteString("The tables hold no keys: there is nothing for filters to fit.\n")
 		return
 	}
-	b.WriteString("Estimated by FitPlan's model: each configuration's filter bytes on L0-L6, levels empty now\n")
+	b.WriteString("Estimated by plan.Fit's model: each configuration's filter bytes on L0-L6, levels empty now\n")
 	b.WriteString("included as planned for the keys they will hold, and its expected data-block reads in vain\n")
 	b.WriteString("per absent lookup (filter false positives, and every probed table without a filter).\n\n")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -95,7 +95,7 @@ func (r *Report) writeCache(b *strings.Builder) {
 		return
 	}
 	fmt.Fprintf(b, "Recommended budget: %s of filters, half the cache less the indexes.\n", formatSize(cr.Budget))
-	fmt.Fprintf(b, "The plan cuckoopolicy.FitPlan gives at it for lookups that read L6 filters:\n\n    %s\n\n", cr.Fit.Plan)
+	fmt.Fprintf(b, "The plan plan.Fit gives at it for lookups that read L6 filters:\n\n    %s\n\n", cr.Fit.Plan)
 	fmt.Fprintf(b, "It takes %s bytes by the model, with the indexes %s of the cache", num(cr.Fit.Bytes),
 		percent(cr.Fit.Bytes+cr.Index, cr.Cache))
 	if cr.Fit.Bytes < cr.Budget-cr.Budget/100 {

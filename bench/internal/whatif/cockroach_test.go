@@ -9,7 +9,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/cockroachkvs"
-
 	"github.com/pebble-cuckoo/pebble-cuckoo/internal/pebbletest"
 )
 
@@ -123,7 +122,7 @@ func checkCockroachLevels(t *testing.T, rep *Report, want expected, wantPrefixes
 }
 
 // checkCockroachPlan checks the plan section of the report on a cockroach
-// database: a plan that ends with the verdict (FitPlan samples with keys the
+// database: a plan that ends with the verdict (plan.Fit samples with keys the
 // comparer accepts).
 func checkCockroachPlan(t *testing.T, rep *Report) {
 	t.Helper()

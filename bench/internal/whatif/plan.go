@@ -5,17 +5,17 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
-	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 )
 
 // errPlanPrefix begins the errors of choosing a plan.
 const errPlanPrefix = "whatif: choosing a filter plan: "
 
-// fit is cuckoopolicy.FitPlan on db, a fatal error Pebble raises returned
+// fit is plan.Fit on db, a fatal error Pebble raises returned
 // as an error that names the damaged file.
-func fit(db *pebble.DB, cfg cuckoopolicy.PlanConfig) (r cuckoopolicy.PlanReport, err error) {
+func fit(db *pebble.DB, cfg plan.Config) (r plan.Report, err error) {
 	err = catch(func() (err error) {
-		r, err = cuckoopolicy.FitPlan(db, cfg)
+		r, err = plan.Fit(db, cfg)
 		return err
 	})
 	if err != nil {
@@ -24,9 +24,9 @@ func fit(db *pebble.DB, cfg cuckoopolicy.PlanConfig) (r cuckoopolicy.PlanReport,
 	return r, err
 }
 
-// planReport is the plan section: the filter plan cuckoopolicy.FitPlan
+// planReport is the plan section: the filter plan plan.Fit
 // chooses for the database within Memory bytes of the filters the lookups
-// load, FitPlan's report on it (the plan, the current filters, bloom(10) on
+// load, plan.Fit's report on it (the plan, the current filters, bloom(10) on
 // every level and the best bloom-only plan at that ceiling, by its model),
 // and three of them measured as the candidates are: each table's filter
 // built from its keys, probed with the same absent keys.
@@ -39,8 +39,8 @@ type planReport struct {
 	// load, by the tables' properties.
 	TableBytes uint64
 	UseL6      bool // the plan is for lookups that read L6 filters (Config.UseL6)
-	Plan       cuckoopolicy.Plan
-	Fit        cuckoopolicy.PlanReport
+	Plan       plan.Plan
+	Fit        plan.Report
 	// Projections are the plan's filters ("plan"), bloom(10) on every level
 	// ("bloom(10)") and the best bloom-only plan ("bloom-only"), in that
 	// order.
@@ -53,14 +53,14 @@ type planReport struct {
 // block: filter positives, and every check of a level without a filter.
 type projection struct {
 	Name   string
-	Plan   cuckoopolicy.Plan
+	Plan   plan.Plan
 	Levels [numLevels]candidateResult
 }
 
 // bloomEverywhere is bloom(10) on every level, the configuration the plan is
 // measured against beside the current filters.
-func bloomEverywhere() cuckoopolicy.Plan {
-	var p cuckoopolicy.Plan
+func bloomEverywhere() plan.Plan {
+	var p plan.Plan
 	for l := range p {
 		p[l] = bloom.FilterPolicy(10)
 	}
@@ -90,14 +90,14 @@ func loadedFilterBytes(levels [][]pebble.SSTableInfo, last int) uint64 {
 	return n
 }
 
-// choosePlan asks FitPlan for the plan of c.Memory bytes on db (by default,
+// choosePlan asks plan.Fit for the plan of c.Memory bytes on db (by default,
 // see ceiling) and returns the plan section it starts, with a projection of
 // the plan, of bloom(10) on every level and of the best bloom-only plan; nil
 // when there is nothing to plan for (no keys on the levels the lookups load).
 func choosePlan(db *pebble.DB, c Config, levels [][]pebble.SSTableInfo) (*planReport, error) {
 	pr := &planReport{Memory: c.Memory, UseL6: c.UseL6, TableBytes: loadedFilterBytes(levels, lastLevel(c.UseL6))}
 	if pr.Memory == 0 {
-		none, err := fit(db, cuckoopolicy.PlanConfig{UseL6: c.UseL6})
+		none, err := fit(db, plan.Config{UseL6: c.UseL6})
 		if err != nil {
 			return nil, err
 		}
@@ -106,13 +106,13 @@ func choosePlan(db *pebble.DB, c Config, levels [][]pebble.SSTableInfo) (*planRe
 		}
 	}
 	var err error
-	if pr.Fit, err = fit(db, cuckoopolicy.PlanConfig{MaxFilterBytes: pr.Memory, UseL6: c.UseL6}); err != nil {
+	if pr.Fit, err = fit(db, plan.Config{MaxFilterBytes: pr.Memory, UseL6: c.UseL6}); err != nil {
 		return nil, err
 	}
 	pr.Plan = pr.Fit.Plan
 	for _, p := range []struct {
 		name string
-		plan cuckoopolicy.Plan
+		plan plan.Plan
 	}{{"plan", pr.Plan}, {"bloom(10)", bloomEverywhere()}, {"bloom-only", pr.Fit.BloomOnly.Plan}} {
 		pj := projection{Name: p.name, Plan: p.plan}
 		for l := range pj.Levels {
@@ -123,25 +123,25 @@ func choosePlan(db *pebble.DB, c Config, levels [][]pebble.SSTableInfo) (*planRe
 	return pr, nil
 }
 
-// ceiling returns the default ceiling of a plan, from FitPlan's report at a
+// ceiling returns the default ceiling of a plan, from plan.Fit's report at a
 // ceiling of 0 and the current filters' bytes on the loaded levels by the
 // tables' properties, and where it comes from in words: the current filters'
-// bytes by FitPlan's model, the same footing as every figure of the report
+// bytes by plan.Fit's model, the same footing as every figure of the report
 // (it counts the levels that are empty now as they will fill); failing that
 // (a policy the model does not know), by the tables' properties; failing
 // that (no filters), bloom(10) on every level's by the model. It is 0 when
 // the levels the lookups load hold no keys.
-func ceiling(none cuckoopolicy.PlanReport, tableBytes uint64, useL6 bool) (uint64, string) {
+func ceiling(none plan.Report, tableBytes uint64, useL6 bool) (uint64, string) {
 	levels := fmt.Sprintf("L0-L%d", lastLevel(useL6))
 	switch {
 	case none.Current.Bytes > 0:
-		return none.Current.Bytes, fmt.Sprintf("the bytes the current filters take on %s, by FitPlan's model (their tables'\n"+
+		return none.Current.Bytes, fmt.Sprintf("the bytes the current filters take on %s, by plan.Fit's model (their tables'\n"+
 			"properties say %s bytes; the model adds the levels empty now as they will fill)", levels, num(tableBytes))
 	case tableBytes > 0:
 		return tableBytes, fmt.Sprintf("the bytes the current filters take on %s, by their tables' properties\n"+
-			"(FitPlan's model does not know their policy)", levels)
+			"(plan.Fit's model does not know their policy)", levels)
 	case none.Bloom10.Bytes > 0:
-		return none.Bloom10.Bytes, fmt.Sprintf("the bytes bloom(10) on every level would take on %s, by FitPlan's\n"+
+		return none.Bloom10.Bytes, fmt.Sprintf("the bytes bloom(10) on every level would take on %s, by plan.Fit's\n"+
 			"model: the tables have no filters there", levels)
 	}
 	return 0, ""
@@ -149,7 +149,7 @@ func ceiling(none cuckoopolicy.PlanReport, tableBytes uint64, useL6 bool) (uint6
 
 // policyName is a plan entry in the words of Plan.String.
 func policyName(p pebble.FilterPolicy) string {
-	var one cuckoopolicy.Plan
+	var one plan.Plan
 	for l := range one {
 		one[l] = p
 	}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
-
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 	"github.com/pebble-cuckoo/pebble-cuckoo/internal/pebbletest"
 )
 
@@ -37,11 +37,11 @@ func filterBytes(t *testing.T, dir string, last int) uint64 {
 	return n
 }
 
-// fitPlan is cuckoopolicy.FitPlan with its defaults on a read-only Pebble
+// fitPlan is plan.Fit with its defaults on a read-only Pebble
 // over a copy of the database in dir.
-func fitPlan(t *testing.T, dir string, mem uint64, useL6 bool) cuckoopolicy.PlanReport {
+func fitPlan(t *testing.T, dir string, mem uint64, useL6 bool) plan.Report {
 	t.Helper()
-	r, err := cuckoopolicy.FitPlan(openCopy(t, dir), cuckoopolicy.PlanConfig{MaxFilterBytes: mem, UseL6: useL6})
+	r, err := plan.Fit(openCopy(t, dir), plan.Config{MaxFilterBytes: mem, UseL6: useL6})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,10 +67,10 @@ func TestPlan(t *testing.T) {
 				t.Fatalf("plan section %+v", pr)
 			}
 			if want := fitPlan(t, dir, mem, useL6); pr.Plan != want.Plan || pr.Fit != want {
-				t.Errorf("plan %v, FitPlan on the database gives %v", pr.Plan, want.Plan)
+				t.Errorf("plan %v, plan.Fit on the database gives %v", pr.Plan, want.Plan)
 			}
 			if pr.Projections[2].Plan != pr.Fit.BloomOnly.Plan {
-				t.Errorf("bloom-only projection %v, FitPlan's %v", pr.Projections[2].Plan, pr.Fit.BloomOnly.Plan)
+				t.Errorf("bloom-only projection %v, plan.Fit's %v", pr.Projections[2].Plan, pr.Fit.BloomOnly.Plan)
 			}
 			if hasL6 := pr.Plan[6] != nil && pr.Plan[6] != pebble.NoFilterPolicy; hasL6 != useL6 {
 				t.Errorf("useL6 %v: plan %v has an L6 filter: %v", useL6, pr.Plan, hasL6)
@@ -172,8 +172,8 @@ func checkPlanOutput(t *testing.T, rep *Report) {
 		t.Fatal(err)
 	}
 	s := out.String()
-	for _, want := range []string{"Filter plan: cuckoopolicy.FitPlan within", rep.plan.Plan.String(), "bloom(10) on every level",
-		"best bloom-only plan", "The best bloom-only plan: " + rep.plan.Fit.BloomOnly.Plan.String(), "cuckoopolicy.ApplyPlan(opts"} {
+	for _, want := range []string{"Filter plan: plan.Fit within", rep.plan.Plan.String(), "bloom(10) on every level",
+		"best bloom-only plan", "The best bloom-only plan: " + rep.plan.Fit.BloomOnly.Plan.String(), "plan.Apply(opts"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("report lacks %q:\n%s", want, s)
 		}
@@ -195,7 +195,7 @@ func checkPlanOutput(t *testing.T, rep *Report) {
 }
 
 // TestPlanDefault runs Analyze without Memory: the plan section is there,
-// its ceiling the bytes FitPlan's model gives the current filters on the
+// its ceiling the bytes plan.Fit's model gives the current filters on the
 // levels the lookups load, the plan and the bloom-only plan within it, and
 // the report ends with the verdict.
 func TestPlanDefault(t *testing.T) {
@@ -229,8 +229,8 @@ func TestPlanDefault(t *testing.T) {
 			}
 			s := out.String()
 			for _, w := range []string{
-				"Filter plan: cuckoopolicy.FitPlan within " + formatSize(want) + " of the filters the lookups load:",
-				fmt.Sprintf("the bytes the current filters take on L0-L%d, by FitPlan's model", last),
+				"Filter plan: plan.Fit within " + formatSize(want) + " of the filters the lookups load:",
+				fmt.Sprintf("the bytes the current filters take on L0-L%d, by plan.Fit's model", last),
 				fmt.Sprintf("properties say %s bytes", num(pr.TableBytes)),
 				"Verdict: at the same " + shortSize(want) + " of filters the lookups load, the plan meets ",
 			} {
@@ -261,31 +261,31 @@ func checkVerdict(t *testing.T, s, v string) {
 // bloom-only plan said to be so.
 func TestVerdict(t *testing.T) {
 	c10, c16, b10 := cuckoopolicy.FilterPolicy(10), cuckoopolicy.FilterPolicy(16), bloom.FilterPolicy(10)
-	plan := cuckoopolicy.Plan{c16, c16, c16, c16, c16, c10}
-	bloomOnly := cuckoopolicy.Plan{b10, b10, b10, b10, b10, b10}
-	est := func(p cuckoopolicy.Plan, bytes uint64, fp float64) cuckoopolicy.Estimate {
-		return cuckoopolicy.Estimate{Plan: p, Bytes: bytes, FalsePositives: fp}
+	p := plan.Plan{c16, c16, c16, c16, c16, c10}
+	bloomOnly := plan.Plan{b10, b10, b10, b10, b10, b10}
+	est := func(p plan.Plan, bytes uint64, fp float64) plan.Estimate {
+		return plan.Estimate{Plan: p, Bytes: bytes, FalsePositives: fp}
 	}
 	const mem = 1 << 20
 	head := "Verdict: at the same 1 MiB of filters the lookups load, "
 	for _, c := range []struct {
 		name             string
-		plan, bloom, now cuckoopolicy.Estimate
+		plan, bloom, now plan.Estimate
 		tableBytes       uint64
 		want             string
 	}{
-		{"better", est(plan, mem, 0.01), est(bloomOnly, mem, 0.04), est(bloomOnly, mem, 0.05), mem,
+		{"better", est(p, mem, 0.01), est(bloomOnly, mem, 0.04), est(bloomOnly, mem, 0.05), mem,
 			head + "the plan meets 0.25x the false positives of the best bloom-only plan, and 0.20x those of the current filters."},
-		{"far better", est(plan, mem, 2e-5), est(bloomOnly, mem, 0.01), est(bloomOnly, mem, 0.01), mem,
+		{"far better", est(p, mem, 2e-5), est(bloomOnly, mem, 0.01), est(bloomOnly, mem, 0.01), mem,
 			head + "the plan meets 0.002x the false positives of the best bloom-only plan, and 0.002x those of the current filters."},
-		{"no better", est(plan, mem, 0.04), est(bloomOnly, mem, 0.04), est(bloomOnly, mem/2, 0.08), mem / 2,
+		{"no better", est(p, mem, 0.04), est(bloomOnly, mem, 0.04), est(bloomOnly, mem/2, 0.08), mem / 2,
 			head + "the plan is no better than the best bloom-only plan (1.00x its false positives), and 0.50x those of the current filters (which take 512 KiB)."},
 		{"bloom only", est(bloomOnly, mem, 0.04), est(bloomOnly, mem, 0.04), est(bloomOnly, mem, 0.04), mem,
 			head + "the plan is the best bloom-only plan (the cuckoo filter gains nothing here), and 1.00x those of the current filters."},
-		{"nothing", est(plan, mem, 0), est(bloomOnly, mem, 1e-3), est(bloomOnly, mem, 0.5), mem,
+		{"nothing", est(p, mem, 0), est(bloomOnly, mem, 1e-3), est(bloomOnly, mem, 0.5), mem,
 			head + "the plan meets 0 false-positive reads per absent lookup, the best bloom-only plan 0.001, and the current filters 0.5."},
-		{"unknown", est(plan, mem, 0.01), est(bloomOnly, mem, 0.02), est(cuckoopolicy.Plan{}, 0, 3), mem,
-			head + "the plan meets 0.50x the false positives of the best bloom-only plan; FitPlan's model does not know the current filters."},
+		{"unknown", est(p, mem, 0.01), est(bloomOnly, mem, 0.02), est(plan.Plan{}, 0, 3), mem,
+			head + "the plan meets 0.50x the false positives of the best bloom-only plan; plan.Fit's model does not know the current filters."},
 	} {
 		r := &Report{plan: &planReport{Memory: mem, TableBytes: c.tableBytes}}
 		r.plan.Fit.Estimate, r.plan.Fit.BloomOnly, r.plan.Fit.Current = c.plan, c.bloom, c.now
@@ -296,12 +296,12 @@ func TestVerdict(t *testing.T) {
 }
 
 func TestGoLines(t *testing.T) {
-	mixed := cuckoopolicy.Plan{
+	mixed := plan.Plan{
 		bloom.FilterPolicy(6), cuckoopolicy.FilterPolicy(20), pebble.NoFilterPolicy, nil,
 		cuckoopolicy.Policy{}, cuckoopolicy.Policy{FingerprintBits: 13},
 		cuckoopolicy.Policy{FingerprintBits: 12, SemiSort: true, LoadFactor: 0.975},
 	}
-	for _, p := range []cuckoopolicy.Plan{{}, cuckoopolicy.Progressive(), mixed} {
+	for _, p := range []plan.Plan{{}, plan.Progressive(), mixed} {
 		src := goLines(p)
 		got, imports := evalGoLines(t, src)
 		want := p
@@ -314,17 +314,19 @@ func TestGoLines(t *testing.T) {
 			t.Errorf("Go lines\n%s\ngive the plan %v, want %v", src, got, want)
 		}
 		usesBloom := strings.Contains(src, "bloom.")
+		usesCuckoo := strings.Contains(src, "cuckoopolicy.")
 		if imports["github.com/cockroachdb/pebble/v2/bloom"] != usesBloom || !imports["github.com/cockroachdb/pebble/v2"] ||
-			!imports["github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"] {
-			t.Errorf("Go lines import %v, uses bloom: %v:\n%s", imports, usesBloom, src)
+			imports["github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"] != usesCuckoo ||
+			!imports["github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"] {
+			t.Errorf("Go lines import %v, uses bloom: %v, cuckoopolicy: %v:\n%s", imports, usesBloom, usesCuckoo, src)
 		}
 	}
 }
 
 // evalGoLines parses Go lines in a function of a file, checks that gofmt
 // leaves them as they are, and evaluates the plan literal they pass to
-// ApplyPlan. It returns the plan and the paths imported.
-func evalGoLines(t *testing.T, src string) (cuckoopolicy.Plan, map[string]bool) {
+// plan.Apply. It returns the plan and the paths imported.
+func evalGoLines(t *testing.T, src string) (plan.Plan, map[string]bool) {
 	t.Helper()
 	head, body, ok := strings.Cut(src, ")\n\n")
 	head += ")"
@@ -346,7 +348,7 @@ func evalGoLines(t *testing.T, src string) (cuckoopolicy.Plan, map[string]bool) 
 	}
 	var lit *ast.CompositeLit
 	ast.Inspect(f, func(n ast.Node) bool {
-		if c, ok := n.(*ast.CompositeLit); ok && selector(c.Type) == "cuckoopolicy.Plan" {
+		if c, ok := n.(*ast.CompositeLit); ok && selector(c.Type) == "plan.Plan" {
 			lit = c
 		}
 		return lit == nil
@@ -354,7 +356,7 @@ func evalGoLines(t *testing.T, src string) (cuckoopolicy.Plan, map[string]bool) 
 	if lit == nil || len(lit.Elts) != numLevels {
 		t.Fatalf("no plan literal of %d entries in\n%s", numLevels, src)
 	}
-	var p cuckoopolicy.Plan
+	var p plan.Plan
 	for l, e := range lit.Elts {
 		p[l] = evalPolicy(t, e)
 	}

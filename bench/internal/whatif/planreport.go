@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 )
 
 // levelHits returns the checks of level li that read a data block under
@@ -51,7 +52,7 @@ func (r *Report) writePlan(b *strings.Builder) {
 	if pr.UseL6 {
 		lookups = "per absent lookup that reads L6 filters (IterOptions.UseL6Filters)"
 	}
-	fmt.Fprintf(b, "\nFilter plan: cuckoopolicy.FitPlan within %s of the filters the lookups load", formatSize(pr.Memory))
+	fmt.Fprintf(b, "\nFilter plan: plan.Fit within %s of the filters the lookups load", formatSize(pr.Memory))
 	if pr.By != "" {
 		fmt.Fprintf(b, ":\n%s.\n-memory SIZE sets another ceiling", pr.By)
 	}
@@ -71,7 +72,7 @@ func (r *Report) writePlan(b *strings.Builder) {
 }
 
 // writePlanLevels prints the plan's filters on each level that has tables,
-// measured, and the levels FitPlan planned for as they will fill.
+// measured, and the levels plan.Fit planned for as they will fill.
 func (r *Report) writePlanLevels(b *strings.Builder) {
 	pj := &r.plan.Projections[0]
 	b.WriteString("\nMeasured on the current tables (each table's filter built from its keys, the absent probes above):\n\n")
@@ -115,12 +116,12 @@ func keysText(n uint64) string {
 
 // writeEqualBytes prints the plan, the current filters, bloom(10) on every
 // level and the best bloom-only plan: their bytes and expected false
-// positives by FitPlan's model, the plan's as a multiple of each, and the
+// positives by plan.Fit's model, the plan's as a multiple of each, and the
 // reads in vain measured on the absent probes.
 func (r *Report) writeEqualBytes(b *strings.Builder) {
 	pr := r.plan
 	fit, last := &pr.Fit, lastLevel(pr.UseL6)
-	fmt.Fprintf(b, "\nAt equal bytes, by FitPlan's model: bytes count the filters the lookups load (L0-L%d),\n", last)
+	fmt.Fprintf(b, "\nAt equal bytes, by plan.Fit's model: bytes count the filters the lookups load (L0-L%d),\n", last)
 	b.WriteString("levels empty now included as planned for the keys they will hold; false positives are the\n")
 	b.WriteString("expected data-block reads in vain per absent lookup; plan/this is the plan's as a multiple.\n")
 	if r.probes > 0 {
@@ -131,7 +132,7 @@ func (r *Report) writeEqualBytes(b *strings.Builder) {
 	fmt.Fprintln(tw, "filters\tbytes\tfalse positives\tplan/this\tmeasured\t")
 	rows := []struct {
 		name string
-		e    cuckoopolicy.Estimate
+		e    plan.Estimate
 		j    int // projection; -1: the current filters
 	}{
 		{"plan", fit.Estimate, 0},
@@ -160,7 +161,7 @@ func (r *Report) writeEqualBytes(b *strings.Builder) {
 	}
 }
 
-// currentKnown reports whether FitPlan's model knows the current filters:
+// currentKnown reports whether plan.Fit's model knows the current filters:
 // it costs them, or there are none on the levels the lookups load.
 func (r *Report) currentKnown() bool {
 	return r.plan.Fit.Current.Bytes > 0 || r.plan.TableBytes == 0
@@ -193,7 +194,7 @@ func (r *Report) verdict() string {
 	var vsNow string
 	switch {
 	case !r.currentKnown():
-		vsNow = "; FitPlan's model does not know the current filters"
+		vsNow = "; plan.Fit's model does not know the current filters"
 	case p < negligible || c.FalsePositives < negligible:
 		vsNow = fmt.Sprintf(", and the current filters %s", fpText(c.FalsePositives))
 	default:
@@ -247,15 +248,16 @@ func indent(s string) string {
 
 // goLines returns Go source that applies p to a pebble.Options: its imports
 // and two statements, gofmt'ed. A policy other than this module's, Pebble's
-// bloom filter and no filter (which FitPlan never chooses) is written as
+// bloom filter and no filter (which plan.Fit never chooses) is written as
 // nil with its name in a comment.
-func goLines(p cuckoopolicy.Plan) string {
+func goLines(p plan.Plan) string {
 	var body strings.Builder
-	useBloom := false
-	body.WriteString("opts := &pebble.Options{}\ncuckoopolicy.ApplyPlan(opts, cuckoopolicy.Plan{\n")
+	useBloom, useCuckoo := false, false
+	body.WriteString("opts := &pebble.Options{}\nplan.Apply(opts, plan.Plan{\n")
 	for l, fp := range p {
 		lit, isBloom := goPolicy(fp)
 		useBloom = useBloom || isBloom
+		useCuckoo = useCuckoo || strings.HasPrefix(lit, "cuckoopolicy.")
 		fmt.Fprintf(&body, "%s, // L%d\n", lit, l)
 	}
 	body.WriteString("})\n")
@@ -263,7 +265,11 @@ func goLines(p cuckoopolicy.Plan) string {
 	if useBloom {
 		imports += "\t\"github.com/cockroachdb/pebble/v2/bloom\"\n"
 	}
-	imports += "\n\t\"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy\"\n)\n"
+	imports += "\n"
+	if useCuckoo {
+		imports += "\t\"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy\"\n"
+	}
+	imports += "\t\"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan\"\n)\n"
 	src := body.String()
 	if f, err := format.Source([]byte(src)); err == nil {
 		src = string(f)

@@ -44,20 +44,20 @@
 //
 // # Filter plans
 //
-// Analyze also asks cuckoopolicy.FitPlan, on the database it opened
+// Analyze also asks plan.Fit, on the database it opened
 // read-only, for the plan (a filter policy per level) that its model gives
 // the fewest false-positive reads within a ceiling of filter bytes, for
 // db.Get or, with Config.UseL6, for lookups that read L6 filters. The bytes
 // are those the lookups load (L0-L5 for Get, L0-L6 with UseL6), levels that
 // are empty now counted as planned for the keys they will hold. The ceiling
 // is Config.Memory, or by default the bytes the current filters take on
-// those levels by FitPlan's model, so that the report compares at equal
+// those levels by plan.Fit's model, so that the report compares at equal
 // bytes: the plan, the current filters, bloom(10) on every level and the
-// best bloom-only plan, each with FitPlan's expected false-positive reads
+// best bloom-only plan, each with plan.Fit's expected false-positive reads
 // per absent lookup; Write ends the section with a one-line verdict. It
 // also measures the plan, bloom(10) and the bloom-only plan with the read
 // model above on the current tables: each table's filter built from its
-// keys, the same absent probes. FitPlan's rates come from curves measured
+// keys, the same absent probes. plan.Fit's rates come from curves measured
 // on random keys; whatif's from the database's own keys, so the two can
 // differ where the keys defeat a filter's hashing.
 //
@@ -70,10 +70,10 @@
 // file once: virtual tables share theirs); and for no filters, CockroachDB's
 // configuration (bloom(10) on L0-L5, none on L6), bloom(10) on every level
 // and the recommended plan, the filter bytes and expected reads in vain by
-// FitPlan's model, whether filters and indexes fit the cache and what they
+// plan.Fit's model, whether filters and indexes fit the cache and what they
 // leave for data blocks. The rule: filters and indexes take at most half
 // the cache. The recommended budget is half the cache less the indexes, and
-// the plan is FitPlan's at that budget with UseL6; where the indexes take
+// the plan is plan.Fit's at that budget with UseL6; where the indexes take
 // half the cache or more, the recommendation is no L6 filter and the cache
 // at which the budget would reach bloom(10) on every level's bytes.
 //
@@ -128,7 +128,7 @@ type Config struct {
 	Progress io.Writer // if not nil, progress lines for databases of many tables
 	// Memory is the ceiling of the plan section: the filter bytes the
 	// lookups load that the plan may take. 0 means the bytes the current
-	// filters take on those levels, by FitPlan's model (see the package
+	// filters take on those levels, by plan.Fit's model (see the package
 	// doc). UseL6 plans for lookups that read L6 filters, not db.Get.
 	Memory uint64
 	UseL6  bool

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/whatif"
-	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 )
 
 // The plans whatif -cache recommends, timed in the pressure regimes. For
@@ -14,9 +14,9 @@ import (
 // (whatif.FilterBudget) gives a filter budget for the regime's cache, as
 // the blocks get it (the memtables' reservation excluded, as whatif's
 // output asks its users to do), beside the shape's index blocks; the plan
-// is FitPlan's at that budget for lookups that read L6 filters, whatif's
+// is plan.Fit's at that budget for lookups that read L6 filters, whatif's
 // own query (whatif.CacheConfig), computed on bloom(10)'s database and
-// built into its own database like FitPlan's other plans (planFors), timed
+// built into its own database like plan.Fit's other plans (planFors), timed
 // as whatif-<regime> in that regime alone. At budget 0 whatif recommends
 // CockroachDB's configuration, which bloom(10)-noL6's database already is:
 // the recommendation then has no database of its own, and its times are
@@ -49,14 +49,14 @@ type cachePlan struct {
 	// Policy is the database timed as the recommendation: whatif-<regime>,
 	// or bloom(10)-noL6 at budget 0.
 	Policy string
-	Plan   cuckoopolicy.Plan // FitPlan's at Budget; CockroachDB's configuration at budget 0
+	Plan   plan.Plan // plan.Fit's at Budget; CockroachDB's configuration at budget 0
 }
 
 // cachePlans returns whatif -cache's recommendation for the cache of each
 // pressure regime in regs, in a shape whose tables without their filter
 // blocks take unfiltered bytes and whose index blocks take index bytes,
-// and the FitPlan query of each budget above 0, named for its regime; the
-// caller fills in those recommendations' plans from FitPlan's answers.
+// and the plan.Fit query of each budget above 0, named for its regime; the
+// caller fills in those recommendations' plans from plan.Fit's answers.
 func cachePlans(shape string, regs []regimeSpec, unfiltered int64, index uint64) ([]cachePlan, []planQuery) {
 	var cps []cachePlan
 	var qs []planQuery
@@ -100,13 +100,13 @@ func (r *Result) cachePlanCell(k cellKey) string {
 }
 
 // writeCachePlans writes, per shape and pressure regime, the budget
-// whatif's rule gave and the plan FitPlan gave at it, with the filter bytes
+// whatif's rule gave and the plan plan.Fit gave at it, with the filter bytes
 // the timed database's L6-filtered lookups load.
 func (r *Result) writeCachePlans(w func(string, ...any)) {
 	if len(r.CachePlans) == 0 {
 		return
 	}
-	w("\nThe plan `whatif -cache` recommends for each regime's cache, timed as whatif-<regime> in that regime: its rule gives a filter budget of half the cache less the index bytes (0 where the indexes take half or more), for the cache the blocks get (the memtables' reservation excluded, as whatif asks) and the shape's index blocks (bloom(10)'s tables' IndexSize properties, as whatif adds them up); the plan is cuckoopolicy.FitPlan's at that budget for lookups that read L6 filters (whatif's own query), computed on bloom(10)'s database like the other plans and built into its own database on the same LSM. At budget 0 whatif recommends CockroachDB's configuration: that is bloom(10)-noL6's database, timed under its own name. Filter bytes: measured on the timed database, every level.\n\n")
+	w("\nThe plan `whatif -cache` recommends for each regime's cache, timed as whatif-<regime> in that regime: its rule gives a filter budget of half the cache less the index bytes (0 where the indexes take half or more), for the cache the blocks get (the memtables' reservation excluded, as whatif asks) and the shape's index blocks (bloom(10)'s tables' IndexSize properties, as whatif adds them up); the plan is plan.Fit's at that budget for lookups that read L6 filters (whatif's own query), computed on bloom(10)'s database like the other plans and built into its own database on the same LSM. At budget 0 whatif recommends CockroachDB's configuration: that is bloom(10)-noL6's database, timed under its own name. Filter bytes: measured on the timed database, every level.\n\n")
 	w("| shape | regime | cache | index bytes | ×cache | budget | timed as | filter bytes L0-L6 | filters and indexes ×cache | plan |\n|---|---|---:|---:|---:|---:|---|---:|---:|---|\n")
 	for _, cp := range r.CachePlans {
 		budget, bytes, share := "0 (CockroachDB's configuration)", "-", "-"
@@ -172,5 +172,5 @@ func (r *Result) cachePlanVerdict(small regimeSpec) verdictRow {
 			}
 		}
 	}
-	return j.verdict(fmt.Sprintf("Memory pressure, %s: the plan whatif -cache recommends for the cache (%s: FitPlan for L6-filtered lookups at half the cache less the indexes; CockroachDB's configuration where that leaves 0) takes <= 0.5x the time of bloom(10)-noL6 on absent L6-filtered lookups and is not slower on present Gets and the 50/50 L6-filtered lookups (twin rule)", small.Name, cachePlanName(small.Name)))
+	return j.verdict(fmt.Sprintf("Memory pressure, %s: the plan whatif -cache recommends for the cache (%s: plan.Fit for L6-filtered lookups at half the cache less the indexes; CockroachDB's configuration where that leaves 0) takes <= 0.5x the time of bloom(10)-noL6 on absent L6-filtered lookups and is not slower on present Gets and the 50/50 L6-filtered lookups (twin rule)", small.Name, cachePlanName(small.Name)))
 }

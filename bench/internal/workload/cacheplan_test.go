@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/progress"
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/whatif"
 )
@@ -25,7 +24,7 @@ func pressureRegime(t *testing.T, name string) regimeSpec {
 // sizes: the regime's share of the tables without filters as the cache,
 // half of it less the indexes as the budget, 0 (CockroachDB's
 // configuration, bloom(10)-noL6's database, no query) where the indexes
-// take half or more, and whatif's own FitPlan query otherwise.
+// take half or more, and whatif's own plan.Fit query otherwise.
 func TestCachePlans(t *testing.T) {
 	p1, p4 := pressureRegime(t, "pressure1"), pressureRegime(t, "pressure4")
 	regs := []regimeSpec{p1, p4}
@@ -72,7 +71,7 @@ func TestCachePlans(t *testing.T) {
 			cp := cps[slices.IndexFunc(cps, func(cp cachePlan) bool { return cp.Policy == q.name })]
 			want := whatif.CacheConfig(cp.Budget)
 			if q.bloomOnly != "" || q.cfg.MaxFilterBytes != cp.Budget || !q.cfg.UseL6 || q.cfg.Current == nil ||
-				q.cfg.MaxBitsPerKey != want.MaxBitsPerKey || q.cfg.MinGain != want.MinGain || q.cfg.LevelMultiplier != want.LevelMultiplier {
+				q.cfg.CapBitsPerKey != want.CapBitsPerKey || q.cfg.MinGain != want.MinGain || q.cfg.LevelMultiplier != want.LevelMultiplier {
 				t.Errorf("%s: query %+v, want whatif's %+v", q.name, q.cfg, want)
 			}
 		}

@@ -14,7 +14,7 @@ var planNames = []string{planBase, planBloomNoL6, planBloomProg, planProgressive
 // planPaths are the absent paths the filter plans are compared on.
 var planPaths = []string{"get-absent", "seek-absent", "seek-absent-l6"}
 
-// writePlans writes the filter plans: what each is, the plans FitPlan
+// writePlans writes the filter plans: what each is, the plans plan.Fit
 // chose with their budgets, filter bytes and false-positive reads against
 // bloom(10), and the time ratios where the plans were timed.
 func (r *Result) writePlans(w func(string, ...any)) {
@@ -26,11 +26,11 @@ func (r *Result) writePlans(w func(string, ...any)) {
 	w("- bloom(10): Pebble's bloom filter at 10 bits per key on every level, the baseline.\n")
 	w("- bloom(10)-noL6: bloom(10) on L0-L5 and no filter on L6 (CockroachDB's and Ethereum clients' configuration).\n")
 	w("- bloom-progressive: Pebble master's progressive recipe on v2.1.7's bloom filter, bloom 16, 16, 16, 16, 14, 10, 8 bits per key on L0..L6, without master's 1 MiB cap per filter.\n")
-	w("- progressive: cuckoopolicy.Progressive(), %s.\n", planString(r.Shapes, planProgressive))
+	w("- progressive: plan.Progressive(), %s.\n", planString(r.Shapes, planProgressive))
 	if len(r.CachePlans) > 0 {
-		w("- whatif-pressure1 and whatif-pressure4, where a pressure regime runs: the plan `whatif -cache` recommends for that regime's cache, FitPlan's for L6-filtered lookups at the budget whatif's rule gives (half the cache less the index bytes), timed in that regime only; no database of its own where the budget is 0, for whatif then recommends CockroachDB's configuration, bloom(10)-noL6 (see Memory pressure).\n")
+		w("- whatif-pressure1 and whatif-pressure4, where a pressure regime runs: the plan `whatif -cache` recommends for that regime's cache, plan.Fit's for L6-filtered lookups at the budget whatif's rule gives (half the cache less the index bytes), timed in that regime only; no database of its own where the budget is 0, for whatif then recommends CockroachDB's configuration, bloom(10)-noL6 (see Memory pressure).\n")
 	}
-	w("- cuckoopolicy.FitPlan's plans, each computed per shape on bloom(10)'s database (the layout's tables) before the plans' databases are built; a budget (PlanConfig.MaxFilterBytes) is a ceiling on the filter bytes the lookups load, L0-L5 for Get and every level with UseL6. planfor-get: PlanFor(db, bloom(10)'s filter bytes, false); planfor-noL6bytes: the same at bloom(10)-noL6's bytes (bloom(10)'s on L0-L5); planfor-2x: at twice bloom(10)-noL6's bytes, Get; planfor-l6: PlanFor at bloom(10)'s bytes with useL6 true. Each bloomonly-* is the BloomOnly plan of the same FitPlan report as the planfor-* of its budget (the best plan of Pebble's bloom filter alone within the same ceiling). Model bytes are FitPlan's estimate of the bytes the lookups load; loaded bytes are measured on the plan's database, on the same levels:\n\n")
+	w("- plan.Fit's plans, each computed per shape on bloom(10)'s database (the layout's tables) before the plans' databases are built; a budget (PlanConfig.MaxFilterBytes) is a ceiling on the filter bytes the lookups load, L0-L5 for Get and every level with UseL6. planfor-get: PlanFor(db, bloom(10)'s filter bytes, false); planfor-noL6bytes: the same at bloom(10)-noL6's bytes (bloom(10)'s on L0-L5); planfor-2x: at twice bloom(10)-noL6's bytes, Get; planfor-l6: PlanFor at bloom(10)'s bytes with useL6 true. Each bloomonly-* is the BloomOnly plan of the same plan.Fit report as the planfor-* of its budget (the best plan of Pebble's bloom filter alone within the same ceiling). Model bytes are plan.Fit's estimate of the bytes the lookups load; loaded bytes are measured on the plan's database, on the same levels:\n\n")
 	r.writePlanTable(w)
 	w("\nThe earlier issue's plan targets that these supersede are no longer judged: %s.\n", strings.Join(planDropped, "; "))
 	w("\nFilter bytes on the shape's tables, and false-positive block reads per operation on the absent paths (counting pass), each with its ratio to bloom(10)'s (a level without a filter answers nothing, so its data-block reads are not counted here: bloom(10)-noL6 and the plans for Get read an L6 block on every seek-absent-l6, see the block reads below):\n\n")
@@ -62,7 +62,7 @@ func (r *Result) writePlans(w func(string, ...any)) {
 	r.writePlanTimes(w)
 }
 
-// writePlanTable writes the plans FitPlan chose: budget, the model's bytes
+// writePlanTable writes the plans plan.Fit chose: budget, the model's bytes
 // and false positives, the measured bytes on the levels the lookups load.
 func (r *Result) writePlanTable(w func(string, ...any)) {
 	w("| shape | policy | lookups | budget (filter bytes) | model bytes | model FP/lookup | loaded bytes | ×budget | plan |\n|---|---|---|---:|---:|---:|---:|---:|---|\n")

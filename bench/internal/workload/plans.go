@@ -5,29 +5,28 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
-
-	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 )
 
 // The filter plans measured beside the uniform policies (Config.FilterPlans),
 // on the same LSMs. The planfor-* and bloomonly-* plans are
-// cuckoopolicy.FitPlan's on the shape's LSM: a bloomonly-* plan is the
+// plan.Fit's on the shape's LSM: a bloomonly-* plan is the
 // report's BloomOnly plan (Pebble's bloom filter alone) at the same ceiling
 // as the planfor-* plan beside it.
 const (
 	planBloomNoL6     = "bloom(10)-noL6"      // bloom(10) on L0-L5, none on L6: CockroachDB's and Ethereum clients' configuration
 	planBloomProg     = "bloom-progressive"   // Pebble master's progressive recipe on v2.1.7's bloom, without its 1 MiB cap per filter
-	planProgressive   = "progressive"         // cuckoopolicy.Progressive()
+	planProgressive   = "progressive"         // plan.Progressive()
 	planForGet        = "planfor-get"         // PlanFor(db, bloom(10)'s filter bytes, false)
 	planForNoL6Bytes  = "planfor-noL6bytes"   // PlanFor(db, bloom(10)-noL6's filter bytes, false)
-	planBloomOnlyNoL6 = "bloomonly-noL6bytes" // FitPlan's BloomOnly at bloom(10)-noL6's filter bytes, Get
-	planFor2x         = "planfor-2x"          // FitPlan at twice bloom(10)-noL6's filter bytes, Get
+	planBloomOnlyNoL6 = "bloomonly-noL6bytes" // plan.Fit's BloomOnly at bloom(10)-noL6's filter bytes, Get
+	planFor2x         = "planfor-2x"          // plan.Fit at twice bloom(10)-noL6's filter bytes, Get
 	planBloomOnly2x   = "bloomonly-2x"        // its BloomOnly
 	planForL6         = "planfor-l6"          // PlanFor(db, bloom(10)'s filter bytes, true)
-	planBloomOnlyL6   = "bloomonly-l6"        // FitPlan's BloomOnly at bloom(10)'s filter bytes, UseL6
+	planBloomOnlyL6   = "bloomonly-l6"        // plan.Fit's BloomOnly at bloom(10)'s filter bytes, UseL6
 
 	// Built only where a pressure regime runs.
-	planBloomOnlyGet    = "bloomonly-get"          // FitPlan's BloomOnly at bloom(10)'s filter bytes, Get
+	planBloomOnlyGet    = "bloomonly-get"          // plan.Fit's BloomOnly at bloom(10)'s filter bytes, Get
 	planForL6NoL6Bytes  = "planfor-l6-noL6bytes"   // PlanFor(db, bloom(10)-noL6's filter bytes, true)
 	planBloomOnlyL6NoL6 = "bloomonly-l6-noL6bytes" // its BloomOnly
 )
@@ -41,7 +40,7 @@ const twinName = "bloom(10)-twin"
 // pressurePolicies are the policies both pressure regimes time (with the
 // twin, and each regime's whatif -cache plan: regimePolicies): no filter,
 // CockroachDB's configuration, bloom(10) everywhere, Pebble master's
-// progressive bloom recipe, cuckoo(10), Progressive(), and FitPlan's plans
+// progressive bloom recipe, cuckoo(10), Progressive(), and plan.Fit's plans
 // at bloom(10)'s and bloom(10)-noL6's bytes, for Get and for L6-filtered
 // lookups, each beside the best bloom-only plan at the same ceiling.
 var pressurePolicies = []string{"none", planBloomNoL6, planBase, planBloomProg, "cuckoo(10)", planProgressive,
@@ -56,24 +55,24 @@ const planBase = "bloom(10)"
 // plans are counted on the absent paths only.
 var planTimedQuick = map[string]string{planForL6: "steady/slow", planForGet: "burst/slow"}
 
-// planRow is a plan FitPlan chose for a shape, with the model's estimate.
+// planRow is a plan plan.Fit chose for a shape, with the model's estimate.
 type planRow struct {
 	Shape  string
 	Name   string
-	Plan   cuckoopolicy.Plan
+	Plan   plan.Plan
 	Budget uint64 // PlanConfig.MaxFilterBytes: the ceiling on the filter bytes the lookups load
 	UseL6  bool
-	Model  cuckoopolicy.Estimate // the plan's bytes and false positives by FitPlan's model
+	Model  plan.Estimate // the plan's bytes and false positives by plan.Fit's model
 }
 
-// planQuery is one FitPlan call: the plan name, the name of the report's
+// planQuery is one plan.Fit call: the plan name, the name of the report's
 // BloomOnly plan ("" to skip it), and the query.
 type planQuery struct {
 	name, bloomOnly string
-	cfg             cuckoopolicy.PlanConfig
+	cfg             plan.Config
 }
 
-// planQueries are the FitPlan calls of a shape whose bloom(10) database
+// planQueries are the plan.Fit calls of a shape whose bloom(10) database
 // holds all filter bytes, upper of them on L0-L5 (bloom(10)-noL6's); with
 // pressure, also the bloom-only plan at bloom(10)'s bytes for Get and the
 // plans for L6-filtered lookups at bloom(10)-noL6's bytes, which only the
@@ -83,8 +82,8 @@ func planQueries(all, upper uint64, pressure bool) []planQuery {
 	if pressure {
 		getOnly = planBloomOnlyGet
 	}
-	at := func(bytes uint64, useL6 bool) cuckoopolicy.PlanConfig {
-		return cuckoopolicy.PlanConfig{MaxFilterBytes: bytes, UseL6: useL6}
+	at := func(bytes uint64, useL6 bool) plan.Config {
+		return plan.Config{MaxFilterBytes: bytes, UseL6: useL6}
 	}
 	q := []planQuery{
 		{planForGet, getOnly, at(all, false)},
@@ -101,11 +100,11 @@ func planQueries(all, upper uint64, pressure bool) []planQuery {
 // fixedPlans are the filter plans that do not depend on the LSM.
 func fixedPlans() []policyCfg {
 	noL6 := noL6Plan()
-	var prog cuckoopolicy.Plan
+	var prog plan.Plan
 	for l, b := range [7]int{16, 16, 16, 16, 14, 10, 8} {
 		prog[l] = bloom.FilterPolicy(b)
 	}
-	cp := cuckoopolicy.Progressive()
+	cp := plan.Progressive()
 	return []policyCfg{
 		{Name: planBloomNoL6, Family: famPlan, Plan: &noL6},
 		{Name: planBloomProg, Family: famPlan, Plan: &prog},
@@ -115,12 +114,12 @@ func fixedPlans() []policyCfg {
 
 // noL6Plan is bloom(10)-noL6's plan, CockroachDB's configuration: bloom(10)
 // on L0-L5, no filter on L6.
-func noL6Plan() cuckoopolicy.Plan {
+func noL6Plan() plan.Plan {
 	b10 := bloom.FilterPolicy(10)
-	return cuckoopolicy.Plan{b10, b10, b10, b10, b10, b10, nil}
+	return plan.Plan{b10, b10, b10, b10, b10, b10, nil}
 }
 
-// planFors returns FitPlan's plans for the shape (planQueries), computed
+// planFors returns plan.Fit's plans for the shape (planQueries), computed
 // on bloom(10)'s database among dbs (built from the shape's layout: the
 // tables every database has) at the filter bytes bloom(10) and
 // bloom(10)-noL6 wrote there, and the plans whatif -cache recommends for
@@ -151,16 +150,16 @@ func (r *runner) planFors(s shapeSpec, dbs []*dbInst) ([]policyCfg, error) {
 		return nil, err
 	}
 	var out []policyCfg
-	add := func(name string, q planQuery, e cuckoopolicy.Estimate) {
+	add := func(name string, q planQuery, e plan.Estimate) {
 		p := e.Plan
 		out = append(out, policyCfg{Name: name, Family: famPlan, Plan: &p})
 		r.res.Plans = append(r.res.Plans, planRow{Shape: s.Name, Name: name, Plan: p, Budget: q.cfg.MaxFilterBytes, UseL6: q.cfg.UseL6, Model: e})
 	}
 	for _, q := range queries {
-		rep, err := cuckoopolicy.FitPlan(db, q.cfg)
+		rep, err := plan.Fit(db, q.cfg)
 		if err != nil {
 			db.Close()
-			return nil, fmt.Errorf("FitPlan for %s: %w", q.name, err)
+			return nil, fmt.Errorf("plan.Fit for %s: %w", q.name, err)
 		}
 		add(q.name, q, rep.Estimate)
 		if q.bloomOnly != "" {

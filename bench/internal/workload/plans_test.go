@@ -7,7 +7,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
-
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/progress"
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/whatif"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
@@ -15,7 +14,7 @@ import (
 
 // TestPlansReachTables builds the deep shape's databases (its synthetic
 // layout: no loading) and checks that the filter plans are built on the
-// same LSM as every other policy, that FitPlan got bloom(10)'s, bloom(10)-noL6's
+// same LSM as every other policy, that plan.Fit got bloom(10)'s, bloom(10)-noL6's
 // and twice bloom(10)-noL6's filter bytes, that the bloomonly-* plans are
 // Pebble's bloom alone, and that each level's policy reaches the tables
 // written there: no filter on L6 of the plans for Get, the plan's policy on
@@ -89,7 +88,7 @@ func TestPlansReachTables(t *testing.T) {
 	for _, p := range r.res.Plans {
 		useL6 := p.Name == planForL6 || p.Name == planBloomOnlyL6 || p.Name == planForL6NoL6Bytes || p.Name == planBloomOnlyL6NoL6 || isCachePlan(p.Name)
 		if p.Budget != want[p.Name] || p.UseL6 != useL6 {
-			t.Errorf("%s: FitPlan at %d bytes, useL6 %v; want %d bytes, useL6 %v", p.Name, p.Budget, p.UseL6, want[p.Name], useL6)
+			t.Errorf("%s: plan.Fit at %d bytes, useL6 %v; want %d bytes, useL6 %v", p.Name, p.Budget, p.UseL6, want[p.Name], useL6)
 		}
 		if p.Model.Bytes > p.Budget {
 			t.Errorf("%s: the model's %d bytes exceed the budget %d", p.Name, p.Model.Bytes, p.Budget)

@@ -87,7 +87,7 @@ func (j *planJudge) time(r *Result, x, base, s, g, p string, limit float64) {
 	}
 }
 
-// budget judges every plan FitPlan chose: its filter bytes on the levels
+// budget judges every plan plan.Fit chose: its filter bytes on the levels
 // its lookups load (L0-L5 for Get, every level with UseL6) against limit
 // times its budget, in every shape.
 func (j *planJudge) budget(r *Result, limit float64) {
@@ -139,7 +139,7 @@ type planFPTarget struct {
 	text          string
 }
 
-// planFPTargets are the plans issue's targets on false positives: FitPlan's
+// planFPTargets are the plans issue's targets on false positives: plan.Fit's
 // plan against the best bloom-only plan at the same ceiling, and against
 // bloom(10) on every level.
 var planFPTargets = []planFPTarget{
@@ -192,7 +192,7 @@ var planDropped = []string{
 // planSlowerVerdict judges that no timed cell of a cuckoo filter plan is
 // measurably slower than bloom(10) on every level: no 95% interval
 // entirely above 1.02. The bloom plans are the reference configurations,
-// not judged. The plans FitPlan made for lookups that do not read L6
+// not judged. The plans plan.Fit made for lookups that do not read L6
 // filters (planfor-get, planfor-noL6bytes, planfor-2x: no filter on L6, as
 // bloom(10)-noL6) are judged on the paths they are made for; their
 // L6-filtered cells, where L6 cannot be skipped by construction, are

@@ -8,8 +8,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
-
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 )
 
 // Policy families.
@@ -29,7 +29,7 @@ type policyCfg struct {
 	PerLevel bool
 	Tuned    *cuckoopolicy.Policy // an explicit cuckoo configuration, on every level
 	TunedFor int                  // the bloom budget whose rate Tuned matches
-	Plan     *cuckoopolicy.Plan   // famPlan: the policy of each level (nil: none)
+	Plan     *plan.Plan           // famPlan: the policy of each level (nil: none)
 }
 
 func (p policyCfg) policy(b int) pebble.FilterPolicy {
@@ -47,8 +47,8 @@ func (p policyCfg) policy(b int) pebble.FilterPolicy {
 }
 
 // levels is the filter policy of each level, L0 to L6.
-func (p policyCfg) levels() cuckoopolicy.Plan {
-	var ls cuckoopolicy.Plan
+func (p policyCfg) levels() plan.Plan {
+	var ls plan.Plan
 	for l := range ls {
 		switch {
 		case p.Plan != nil:
@@ -65,10 +65,10 @@ func (p policyCfg) levels() cuckoopolicy.Plan {
 	return ls
 }
 
-// apply configures opts with the policy of each level: cuckoopolicy.ApplyPlan
+// apply configures opts with the policy of each level: plan.Apply
 // (which also registers the readers of bloom's and cuckoo's blocks).
 func (p policyCfg) apply(opts *pebble.Options) {
-	cuckoopolicy.ApplyPlan(opts, p.levels())
+	plan.Apply(opts, p.levels())
 }
 
 func (p policyCfg) levelsString() string {

@@ -228,7 +228,7 @@ func (r *Result) twinVerdict() verdictRow {
 	return verdict("A/A twin: bloom(10)-twin/bloom(10), two identical databases timed side by side, median within [0.98, 1.02] in every timed cell", misses, nil, judged, detail)
 }
 
-// pressurePairs are FitPlan's plans and the best bloom-only plan at the
+// pressurePairs are plan.Fit's plans and the best bloom-only plan at the
 // same ceiling, compared in the pressure regimes.
 var pressurePairs = [][2]string{
 	{planForGet, planBloomOnlyGet}, {planForNoL6Bytes, planBloomOnlyNoL6},
@@ -244,7 +244,7 @@ func (r *Result) fitsCache(s string, g regimeSpec, x string) bool {
 
 // pressureVerdicts judges the pressure regimes: the device model, the L6
 // plans and the plan whatif -cache recommends against CockroachDB's
-// configuration at the smaller cache, and FitPlan's plans against the best
+// configuration at the smaller cache, and plan.Fit's plans against the best
 // bloom-only plans at the same bytes.
 func (r *Result) pressureVerdicts() []verdictRow {
 	regs := r.pressureRegimes()
@@ -319,7 +319,7 @@ func (r *Result) pressureVerdicts() []verdictRow {
 	out = append(out, l6.verdict(fmt.Sprintf("Memory pressure, %s: an L6 plan whose filters and indexes fit the cache (planfor-l6, else planfor-l6-noL6bytes) takes <= 0.5x the time of bloom(10)-noL6 on absent L6-filtered lookups and is not slower on present Gets and the 50/50 L6-filtered lookups (twin rule)", small.Name)))
 	out = append(out, r.cachePlanVerdict(small))
 
-	// 3. FitPlan's plans against the best bloom-only plan at the same bytes.
+	// 3. plan.Fit's plans against the best bloom-only plan at the same bytes.
 	var bo planJudge
 	for _, k := range r.cellKeys() {
 		if !isPressure(k.Regime) {
@@ -337,6 +337,6 @@ func (r *Result) pressureVerdicts() []verdictRow {
 		}
 	}
 	bo.detail = append(bo.detail, fmt.Sprintf("%d cells", bo.judged))
-	out = append(out, bo.verdict("Memory pressure: FitPlan's plans never slower than the best bloom-only plan at the same ceiling (planfor-get, planfor-noL6bytes, planfor-l6, planfor-l6-noL6bytes against their bloomonly-*; twin rule)"))
+	out = append(out, bo.verdict("Memory pressure: plan.Fit's plans never slower than the best bloom-only plan at the same ceiling (planfor-get, planfor-noL6bytes, planfor-l6, planfor-l6-noL6bytes against their bloomonly-*; twin rule)"))
 	return out
 }

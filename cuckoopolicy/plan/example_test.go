@@ -1,4 +1,4 @@
-package cuckoopolicy_test
+package plan_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 )
 
 // fill writes n keys in tables of 1,000 and returns the open database.
@@ -31,8 +32,8 @@ func fill(opts *pebble.Options, n int) *pebble.DB {
 }
 
 // A plan fitted to a database at the filter bytes its bloom(10) filters take
-// on L0-L5, the levels db.Get reads, set with ApplyPlan at the next open.
-func ExampleFitPlan() {
+// on L0-L5, the levels db.Get reads, set with Apply at the next open.
+func ExampleFit() {
 	opts := &pebble.Options{DisableAutomaticCompactions: true}
 	cuckoopolicy.Apply(opts, bloom.FilterPolicy(10))
 	db := fill(opts, 8_000)
@@ -45,7 +46,7 @@ func ExampleFitPlan() {
 			loaded += u.FilterBytes
 		}
 	}
-	r, err := cuckoopolicy.FitPlan(db, cuckoopolicy.PlanConfig{MaxFilterBytes: loaded})
+	r, err := plan.Fit(db, plan.Config{MaxFilterBytes: loaded})
 	if err != nil {
 		panic(err)
 	}
@@ -54,7 +55,7 @@ func ExampleFitPlan() {
 	fmt.Println("fewer false positives than the best bloom-only plan:", r.FalsePositives < r.BloomOnly.FalsePositives)
 
 	next := &pebble.Options{}
-	cuckoopolicy.ApplyPlan(next, r.Plan) // at the next open
+	plan.Apply(next, r.Plan) // at the next open
 	// Output:
 	// within the ceiling: true
 	// no filter on L6 (Get never reads it): true
@@ -64,8 +65,8 @@ func ExampleFitPlan() {
 // A live plan: set on the options before Open, started on the open
 // database, it fits itself and refits after flushes and compactions, with no
 // reopen; Stop it before closing the database.
-func ExampleLivePlan() {
-	lp := cuckoopolicy.NewLivePlan(cuckoopolicy.PlanConfig{MaxFilterBytes: 8 << 10}, time.Second)
+func ExampleLive() {
+	lp := plan.NewLive(plan.Config{MaxFilterBytes: 8 << 10}, time.Second)
 	opts := &pebble.Options{DisableAutomaticCompactions: true}
 	lp.Apply(opts)
 	db := fill(opts, 8_000)
@@ -82,41 +83,16 @@ func ExampleLivePlan() {
 	// the levels write the fitted plan: true
 }
 
-// A rollback watched to its end: every FilterUsage row whose tables do not
-// carry the family the options write on their level, with its share of the
-// level's entries.
-func ExampleMismatches() {
-	opts := &pebble.Options{DisableAutomaticCompactions: true}
-	cuckoopolicy.Apply(opts, cuckoopolicy.FilterPolicy(10))
-	db := fill(opts, 3_000)
-	db.Close()
-
-	back := &pebble.Options{DisableAutomaticCompactions: true, FS: opts.FS}
-	cuckoopolicy.Apply(back, bloom.FilterPolicy(10)) // still reads the cuckoo tables
-	db, err := pebble.Open("db", back)
-	if err != nil {
-		panic(err)
-	}
-	defer db.Close()
-	rows, _ := cuckoopolicy.FilterUsage(db)
-	for _, m := range cuckoopolicy.Mismatches(rows, back) {
-		fmt.Printf("L%d: %d tables, %.0f%% of the level's entries, carry %s filters; the options write %s; read meanwhile: %v\n",
-			m.Level, m.Tables, 100*m.Share, m.Policy, m.Want, m.ReadBy(back))
-	}
-	// Output:
-	// L0: 3 tables, 100% of the level's entries, carry pebble_cuckoo.v1 filters; the options write rocksdb.BuiltinBloomFilter; read meanwhile: true
-}
-
 // Progressive, the preset plan for the usual LSM shape (more bits on the
-// small upper levels, fewer on L6), set on the options with ApplyPlan: each
+// small upper levels, fewer on L6), set on the options with Apply: each
 // level writes its own policy, and the options read bloom blocks and this
 // package's blocks of every budget.
 func ExampleProgressive() {
-	p := cuckoopolicy.Progressive()
+	p := plan.Progressive()
 	fmt.Println(p)
 
 	opts := &pebble.Options{}
-	cuckoopolicy.ApplyPlan(opts, p)
+	plan.Apply(opts, p)
 	fmt.Println("reads bloom and cuckoo blocks:", opts.Filters[bloom.FilterPolicy(10).Name()] != nil,
 		opts.Filters[cuckoopolicy.PolicyName] != nil)
 	// Output:
@@ -124,35 +100,18 @@ func ExampleProgressive() {
 	// reads bloom and cuckoo blocks: true true
 }
 
-// ApplyPlan sets a policy per level, here cuckoo filters on L0-L5 and none
+// Apply sets a policy per level, here cuckoo filters on L0-L5 and none
 // on L6, the levels db.Get reads; a nil entry is no filter, not a copy of
 // the level above, as a nil level policy is in Pebble.
-func ExampleApplyPlan() {
+func ExampleApply() {
 	c := cuckoopolicy.FilterPolicy(10)
 	opts := &pebble.Options{}
-	cuckoopolicy.ApplyPlan(opts, cuckoopolicy.Plan{c, c, c, c, c, c, nil})
+	plan.Apply(opts, plan.Plan{c, c, c, c, c, c, nil})
 	for _, l := range []int{0, 5, 6} {
-		fmt.Printf("L%d: %v\n", l, cuckoopolicy.Plan{opts.Levels[l].FilterPolicy})
+		fmt.Printf("L%d: %v\n", l, plan.Plan{opts.Levels[l].FilterPolicy})
 	}
 	// Output:
 	// L0: L0 cuckoo(10) L1-L6 none
 	// L5: L0 cuckoo(10) L1-L6 none
 	// L6: L0-L6 none
-}
-
-// PlanFor, the one-shot plan: the fewest expected false positives of an
-// absent Get within a ceiling on the filter bytes the lookups load.
-func ExamplePlanFor() {
-	opts := &pebble.Options{DisableAutomaticCompactions: true}
-	cuckoopolicy.Apply(opts, cuckoopolicy.FilterPolicy(10))
-	db := fill(opts, 8_000)
-	defer db.Close()
-
-	p, err := cuckoopolicy.PlanFor(db, 16<<10, false)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println("L0 filtered:", p[0] != nil, "L6 filtered:", p[6] != nil)
-	// Output:
-	// L0 filtered: true L6 filtered: false
 }

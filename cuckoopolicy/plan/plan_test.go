@@ -1,8 +1,7 @@
-package cuckoopolicy_test
+package plan_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -11,20 +10,22 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/dbtest"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 )
 
 func TestPlanString(t *testing.T) {
 	c := func(b int) pebble.FilterPolicy { return cuckoopolicy.FilterPolicy(b) }
 	for _, tc := range []struct {
-		p    cuckoopolicy.Plan
+		p    plan.Plan
 		want string
 	}{
-		{cuckoopolicy.Plan{}, "L0-L6 none"},
-		{cuckoopolicy.Plan{c(20), c(20), c(20), c(20), c(16), c(12), nil}, "L0-L3 cuckoo(20) L4 cuckoo(16) L5 cuckoo(12) L6 none"},
-		{cuckoopolicy.Plan{c(10), bloom.FilterPolicy(10), pebble.NoFilterPolicy, nil, c(10), c(10), c(10)}, "L0 cuckoo(10) L1 bloom(10) L2-L3 none L4-L6 cuckoo(10)"},
-		{cuckoopolicy.Plan{6: cuckoopolicy.Policy{FingerprintBits: 8, SemiSort: true, LoadFactor: 0.9}}, "L0-L5 none L6 cuckoo{f=8 semi load=0.9}"},
-		{cuckoopolicy.Plan{6: cuckoopolicy.Policy{}}, "L0-L5 none L6 cuckoo{f=9 plain 10 bits}"},
-		{cuckoopolicy.Progressive(), "L0-L4 cuckoo(16) L5 cuckoo(13) L6 cuckoo{f=8 semi load=0.97}"},
+		{plan.Plan{}, "L0-L6 none"},
+		{plan.Plan{c(20), c(20), c(20), c(20), c(16), c(12), nil}, "L0-L3 cuckoo(20) L4 cuckoo(16) L5 cuckoo(12) L6 none"},
+		{plan.Plan{c(10), bloom.FilterPolicy(10), pebble.NoFilterPolicy, nil, c(10), c(10), c(10)}, "L0 cuckoo(10) L1 bloom(10) L2-L3 none L4-L6 cuckoo(10)"},
+		{plan.Plan{6: cuckoopolicy.Policy{FingerprintBits: 8, SemiSort: true, LoadFactor: 0.9}}, "L0-L5 none L6 cuckoo{f=8 semi load=0.9}"},
+		{plan.Plan{6: cuckoopolicy.Policy{}}, "L0-L5 none L6 cuckoo{f=9 plain 10 bits}"},
+		{plan.Progressive(), "L0-L4 cuckoo(16) L5 cuckoo(13) L6 cuckoo{f=8 semi load=0.97}"},
 	} {
 		if got := tc.p.String(); got != tc.want {
 			t.Errorf("String() = %q, want %q", got, tc.want)
@@ -34,9 +35,9 @@ func TestPlanString(t *testing.T) {
 
 func TestApplyPlan(t *testing.T) {
 	custom := pebble.FilterPolicy(cuckoopolicy.Policy{FingerprintBits: 8})
-	p := cuckoopolicy.Plan{bloom.FilterPolicy(16), nil, nil, nil, cuckoopolicy.FilterPolicy(16), cuckoopolicy.FilterPolicy(12), nil}
+	p := plan.Plan{bloom.FilterPolicy(16), nil, nil, nil, cuckoopolicy.FilterPolicy(16), cuckoopolicy.FilterPolicy(12), nil}
 	opts := &pebble.Options{Filters: map[string]pebble.FilterPolicy{"custom": custom}}
-	cuckoopolicy.ApplyPlan(opts, p)
+	plan.Apply(opts, p)
 	for l, lo := range opts.Levels {
 		want := p[l]
 		if want == nil {
@@ -46,14 +47,14 @@ func TestApplyPlan(t *testing.T) {
 			t.Errorf("L%d: policy %v type %v, want %v", l, lo.FilterPolicy, lo.FilterType, want)
 		}
 	}
-	want := map[string]pebble.FilterPolicy{"custom": custom, bloomName: bloom.FilterPolicy(16), cuckooName: cuckoopolicy.FilterPolicy(16)}
+	want := map[string]pebble.FilterPolicy{"custom": custom, bloom.FilterPolicy(10).Name(): bloom.FilterPolicy(16), cuckoopolicy.PolicyName: cuckoopolicy.FilterPolicy(16)}
 	if !reflect.DeepEqual(opts.Filters, want) {
 		t.Errorf("Filters = %v, want %v", opts.Filters, want)
 	}
 	once := fmt.Sprint(opts.Levels, opts.Filters)
-	cuckoopolicy.ApplyPlan(opts, p)
+	plan.Apply(opts, p)
 	if again := fmt.Sprint(opts.Levels, opts.Filters); again != once {
-		t.Errorf("second ApplyPlan changed the options:\n%s\n%s", once, again)
+		t.Errorf("second Apply changed the options:\n%s\n%s", once, again)
 	}
 	// A nil L0 stays "no filter" after Pebble fills in its defaults, and the
 	// levels below do not inherit from above.
@@ -62,33 +63,33 @@ func TestApplyPlan(t *testing.T) {
 		t.Errorf("after EnsureDefaults: L1 %v L6 %v, want none", opts.Levels[1].FilterPolicy, opts.Levels[6].FilterPolicy)
 	}
 
-	// Apply is ApplyPlan with one policy everywhere.
+	// Apply is Apply with one policy everywhere.
 	a, b := &pebble.Options{}, &pebble.Options{}
 	cuckoopolicy.Apply(a, cuckoopolicy.FilterPolicy(14))
 	pp := cuckoopolicy.FilterPolicy(14)
-	cuckoopolicy.ApplyPlan(b, cuckoopolicy.Plan{pp, pp, pp, pp, pp, pp, pp})
+	plan.Apply(b, plan.Plan{pp, pp, pp, pp, pp, pp, pp})
 	if fmt.Sprint(a.Levels, a.Filters) != fmt.Sprint(b.Levels, b.Filters) {
-		t.Errorf("Apply and ApplyPlan differ:\n%v %v\n%v %v", a.Levels, a.Filters, b.Levels, b.Filters)
+		t.Errorf("Apply and Apply differ:\n%v %v\n%v %v", a.Levels, a.Filters, b.Levels, b.Filters)
 	}
 
 	defer func() {
 		if s, _ := recover().(string); !strings.Contains(s, "nil *pebble.Options") {
-			t.Errorf("ApplyPlan(nil, p): recovered %q, want a panic naming nil *pebble.Options", s)
+			t.Errorf("Apply(nil, p): recovered %q, want a panic naming nil *pebble.Options", s)
 		}
 	}()
-	cuckoopolicy.ApplyPlan(nil, p)
+	plan.Apply(nil, p)
 }
 
 // TestPlanOptionsRoundTrip writes a mixed plan into an OPTIONS file and
 // parses it back: each level comes back as its family's 10-bit reader, and
 // levels without a filter as NoFilterPolicy.
 func TestPlanOptionsRoundTrip(t *testing.T) {
-	m := newMigrationDB(t)
-	p := cuckoopolicy.Plan{cuckoopolicy.FilterPolicy(20), nil, bloom.FilterPolicy(16), cuckoopolicy.Policy{FingerprintBits: 8, SemiSort: true},
+	m := dbtest.New(t)
+	p := plan.Plan{cuckoopolicy.FilterPolicy(20), nil, bloom.FilterPolicy(16), cuckoopolicy.Policy{FingerprintBits: 8, SemiSort: true},
 		pebble.NoFilterPolicy, bloom.FilterPolicy(10), nil}
-	m.open(func(o *pebble.Options) { cuckoopolicy.ApplyPlan(o, p) })
-	m.close()
-	parsed := m.optionsFile()
+	m.Open(func(o *pebble.Options) { plan.Apply(o, p) })
+	m.Close()
+	parsed := m.OptionsFile()
 	c, b, none := cuckoopolicy.FilterPolicy(10), bloom.FilterPolicy(10), pebble.NoFilterPolicy
 	want := [7]pebble.FilterPolicy{c, none, b, c, none, b, none}
 	for l := range want {
@@ -98,26 +99,23 @@ func TestPlanOptionsRoundTrip(t *testing.T) {
 	}
 }
 
-// TestPlanForDatabase asks PlanFor about a real database: an L6 under two
+// TestFitDatabase asks Fit about a real database: an L6 under two
 // overlapping L0 tables. A plan for Get leaves L6 without a filter; the empty
 // levels between are planned for the keys they will hold; the plan applied
 // and compacted loses no key.
-func TestPlanForDatabase(t *testing.T) {
-	if _, err := cuckoopolicy.PlanFor(nil, 1<<20, false); !errors.Is(err, cuckoopolicy.ErrNilDB) {
-		t.Fatalf("PlanFor(nil): %v, want ErrNilDB", err)
-	}
-	m := newMigrationDB(t)
-	m.open(applied(bloom.FilterPolicy(10)))
-	m.flushTables(4, 2_000)
-	if err := m.db.Compact(context.Background(), []byte("key"), []byte("key~~"), true); err != nil {
+func TestFitDatabase(t *testing.T) {
+	m := dbtest.New(t)
+	m.Open(dbtest.Applied(bloom.FilterPolicy(10)))
+	m.FlushTables(4, 2_000)
+	if err := m.DB.Compact(context.Background(), []byte("key"), []byte("key~~"), true); err != nil {
 		t.Fatal(err)
 	}
-	m.flushTables(2, perTable)
+	m.FlushTables(2, perTable)
 
-	if p, err := cuckoopolicy.PlanFor(m.db, 0, true); err != nil || p != (cuckoopolicy.Plan{}) {
-		t.Fatalf("PlanFor(db, 0): %v, %v; want no filters", p, err)
+	if p, err := fitPlan(m.DB, 0, true); err != nil || p != (plan.Plan{}) {
+		t.Fatalf("Fit(db, 0): %v, %v; want no filters", p, err)
 	}
-	p, err := cuckoopolicy.PlanFor(m.db, 64<<10, false)
+	p, err := fitPlan(m.DB, 64<<10, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,24 +127,24 @@ func TestPlanForDatabase(t *testing.T) {
 			t.Fatalf("plan for Get %v: empty L%d, planned for the keys it will hold, has no filter", p, l)
 		}
 	}
-	withL6, err := cuckoopolicy.PlanFor(m.db, 64<<10, true)
+	withL6, err := fitPlan(m.DB, 64<<10, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if withL6[6] == nil {
 		t.Fatalf("plan with L6 filters %v: want a filter on L6", withL6)
 	}
-	m.close()
+	m.Close()
 
-	m.open(func(o *pebble.Options) { cuckoopolicy.ApplyPlan(o, withL6) })
-	if got, min := m.absentGets(probes), int64(2*probes*95/100); got < min {
-		t.Fatalf("after ApplyPlan: %d filter hits over %d absent Gets on 2 L0 tables, want at least %d", got, probes, min)
+	m.Open(func(o *pebble.Options) { plan.Apply(o, withL6) })
+	if got, min := m.AbsentGets(probes), int64(2*probes*95/100); got < min {
+		t.Fatalf("after Apply: %d filter hits over %d absent Gets on 2 L0 tables, want at least %d", got, probes, min)
 	}
-	if err := m.db.Compact(context.Background(), []byte("key"), []byte("key~~"), true); err != nil {
+	if err := m.DB.Compact(context.Background(), []byte("key"), []byte("key~~"), true); err != nil {
 		t.Fatal(err)
 	}
-	m.checkKeys()
-	rows, err := cuckoopolicy.FilterUsage(m.db)
+	m.CheckKeys()
+	rows, err := cuckoopolicy.FilterUsage(m.DB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,5 +153,16 @@ func TestPlanForDatabase(t *testing.T) {
 			t.Fatalf("after compaction under %v: L6 row %+v", withL6, u)
 		}
 	}
-	m.close()
+	m.Close()
+}
+
+const (
+	probes   = 200
+	perTable = 500
+)
+
+// fitPlan is Fit's plan with the other settings at their defaults.
+func fitPlan(db *pebble.DB, maxFilterBytes uint64, useL6 bool) (plan.Plan, error) {
+	r, err := plan.Fit(db, plan.Config{MaxFilterBytes: maxFilterBytes, UseL6: useL6})
+	return r.Plan, err
 }

@@ -1,4 +1,4 @@
-package cuckoopolicy
+package plan
 
 import (
 	"errors"
@@ -8,18 +8,23 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/family"
 )
 
-// DefaultRefitInterval is the least time between two refits of a LivePlan
-// unless NewLivePlan is given another.
+// DefaultRefitInterval is the least time between two refits of a Live
+// unless NewLive is given another.
 const DefaultRefitInterval = time.Minute
 
-// ErrStarted is LivePlan.Start's error when the plan runs already.
-var ErrStarted = errors.New("cuckoopolicy: live plan already started")
+// ErrStarted is Live.Start's error when the plan runs already.
+var ErrStarted = errors.New("plan: live plan already started")
 
-// LivePlan is a plan that fits itself to a running database and refits as
+// ErrNotStarted is Live.Refit's error before Start.
+var ErrNotStarted = errors.New("plan: live plan not started")
+
+// Live is a plan that fits itself to a running database and refits as
 // it grows, keeping the filter bytes the lookups load within its ceiling
-// (PlanConfig.MaxFilterBytes). Set it on the options before Open with
+// (Config.MaxFilterBytes). Set it on the options before Open with
 // Apply, then call Start with the open database; it refits after flushes,
 // compactions and ingests, at most once per refit interval unless a tenth of
 // the database has been written since the last fit, in a goroutine of its
@@ -36,8 +41,8 @@ var ErrStarted = errors.New("cuckoopolicy: live plan already started")
 // in cuckoo blocks"); where the plan has no filter, unfiltered blocks (the
 // 32-byte trailer alone, "may contain" for every key). Readers of releases
 // before the bloom blocks answer "may contain" for them. L6 has no filter
-// unless PlanConfig.UseL6 is set, and a ceiling of 0 writes none. Before the
-// first fit every level writes FilterPolicy(10)'s filters.
+// unless Config.UseL6 is set, and a ceiling of 0 writes none. Before the
+// first fit every level writes cuckoopolicy.FilterPolicy(10)'s filters.
 //
 // A fit plans for L0 as at most four tables (a write burst is short-lived),
 // and for a ceiling less what the tables below L0 take beyond what the plan
@@ -47,13 +52,13 @@ var ErrStarted = errors.New("cuckoopolicy: live plan already started")
 // OPTIONS file names each level's policy as this package's, so options
 // parsed from it read every table's filter.
 //
-// A LivePlan is safe for concurrent use. Its zero value is not usable: call
-// NewLivePlan.
-type LivePlan struct {
-	cfg      PlanConfig
+// A Live is safe for concurrent use. Its zero value is not usable: call
+// NewLive.
+type Live struct {
+	cfg      Config
 	interval time.Duration
 	levels   [7]*liveLevel
-	state    atomic.Pointer[[7]config] // what each level writes now
+	state    atomic.Pointer[[7]pebble.FilterPolicy] // what each level writes now
 
 	// written counts the bytes flushed and ingested since the last fit;
 	// sizeAtFit is the tables' bytes that fit saw.
@@ -65,7 +70,7 @@ type LivePlan struct {
 
 	mu      sync.Mutex
 	db      *pebble.DB
-	status  LiveStatus
+	status  Status
 	last    time.Time
 	kick    chan struct{}
 	done    chan struct{}
@@ -73,77 +78,78 @@ type LivePlan struct {
 	wg      sync.WaitGroup
 }
 
-// LiveStatus is what a LivePlan has done: its latest fit's report (the plan
+// Status is what a Live has done: its latest fit's report (the plan
 // its levels write now, its bytes and expected false positives at equal
 // memory beside the alternatives), how many fits it has run, when the last
 // ran and how long it took, and the error of the last, if it failed (the
 // levels then keep the plan before it).
-type LiveStatus struct {
-	PlanReport
+type Status struct {
+	Report
 	Refits   int
 	LastFit  time.Time
 	FitTime  time.Duration
 	FitError error
 }
 
-// liveLevel is a LivePlan's policy for one level.
+// liveLevel is a Live's policy for one level.
 type liveLevel struct {
-	lp    *LivePlan
+	lp    *Live
 	level int
 }
 
 var _ pebble.FilterPolicy = (*liveLevel)(nil)
 
 // Name implements the pebble.FilterPolicy interface: this package's name.
-func (l *liveLevel) Name() string { return PolicyName }
+func (l *liveLevel) Name() string { return cuckoopolicy.PolicyName }
 
 // MayContain implements the pebble.FilterPolicy interface, as
-// FilterPolicy.MayContain does.
+// cuckoopolicy.FilterPolicy.MayContain does.
 func (l *liveLevel) MayContain(ftype pebble.FilterType, filter, key []byte) bool {
-	return FilterPolicy(0).MayContain(ftype, filter, key)
+	return cuckoopolicy.FilterPolicy(0).MayContain(ftype, filter, key)
 }
 
 // NewWriter implements the pebble.FilterPolicy interface: a writer at the
 // level's budget of the moment.
 func (l *liveLevel) NewWriter(ftype pebble.FilterType) pebble.FilterWriter {
-	c := l.current()
-	if c.f == 0 && !c.unfiltered && c.bloom == 0 {
-		c = FilterPolicy(MinBitsPerKey).config() // builds never fail
+	p := l.current()
+	if p == nil || p.Name() != cuckoopolicy.PolicyName {
+		p = cuckoopolicy.FilterPolicy(cuckoopolicy.MinBitsPerKey) // builds never fail
 	}
-	return newWriter(c)
+	return p.NewWriter(ftype)
 }
 
-func (l *liveLevel) current() config { return l.lp.state.Load()[l.level] }
+// current is the level's policy of the moment, of this package's family.
+func (l *liveLevel) current() pebble.FilterPolicy { return l.lp.state.Load()[l.level] }
 
 // String returns the level's policy of the moment.
 func (l *liveLevel) String() string { return "live " + policyLabel(l) }
 
-// NewLivePlan returns a live plan for cfg that refits at most once per
+// NewLive returns a live plan for cfg that refits at most once per
 // interval (0 means DefaultRefitInterval).
-func NewLivePlan(cfg PlanConfig, interval time.Duration) *LivePlan {
+func NewLive(cfg Config, interval time.Duration) *Live {
 	if interval <= 0 {
 		interval = DefaultRefitInterval
 	}
-	lp := &LivePlan{cfg: cfg.withDefaults(), interval: interval, kick: make(chan struct{}, 1), done: make(chan struct{})}
-	var init [7]config
+	lp := &Live{cfg: cfg.withDefaults(), interval: interval, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	var init [7]pebble.FilterPolicy
 	for l := range lp.levels {
 		lp.levels[l] = &liveLevel{lp: lp, level: l}
-		init[l] = FilterPolicy(10).config()
+		init[l] = cuckoopolicy.FilterPolicy(10)
 	}
 	lp.state.Store(&init)
 	lp.status.Config = lp.cfg
 	return lp
 }
 
-// Apply configures opts for the live plan, as ApplyPlan does for a plan:
+// Apply configures opts for the live plan, as Apply does for a plan:
 // every level's policy (the plan's level objects; pebble.NoFilterPolicy on
 // L6 without UseL6, and everywhere for a ceiling of 0), the readers of
 // both families, and an event listener, chained after opts.EventListener,
 // that asks for a refit after each flush, compaction and ingest. Call it
 // before pebble.Open. It panics if opts is nil, as a programming error.
-func (lp *LivePlan) Apply(opts *pebble.Options) {
+func (lp *Live) Apply(opts *pebble.Options) {
 	if opts == nil {
-		panic("cuckoopolicy: LivePlan.Apply with nil *pebble.Options")
+		panic("plan: Live.Apply with nil *pebble.Options")
 	}
 	var p Plan
 	if lp.cfg.MaxFilterBytes > 0 {
@@ -154,7 +160,7 @@ func (lp *LivePlan) Apply(opts *pebble.Options) {
 			p[6] = nil
 		}
 	}
-	ApplyPlan(opts, p)
+	Apply(opts, p)
 	ask := func() {
 		select {
 		case lp.kick <- struct{}{}:
@@ -184,12 +190,12 @@ func (lp *LivePlan) Apply(opts *pebble.Options) {
 
 // Start fits the plan to db, an open database whose options Apply
 // configured, and starts refitting it as db changes. It returns the first
-// fit's error (ErrNilDB, ErrClosed, or Pebble's): the plan then keeps
+// fit's error (ErrClosed, or Pebble's): the plan then keeps
 // running and tries again after the next change. Start on a started plan
 // returns ErrStarted.
-func (lp *LivePlan) Start(db *pebble.DB) error {
+func (lp *Live) Start(db *pebble.DB) error {
 	if db == nil {
-		return ErrNilDB
+		panic("plan: Live.Start with nil *pebble.DB")
 	}
 	lp.mu.Lock()
 	if lp.db != nil || lp.stopped {
@@ -207,7 +213,7 @@ func (lp *LivePlan) Start(db *pebble.DB) error {
 // Stop ends the refits and waits for one in progress. The levels keep
 // writing the last plan. Call it before closing the database; Stop is
 // idempotent.
-func (lp *LivePlan) Stop() {
+func (lp *Live) Stop() {
 	lp.mu.Lock()
 	if lp.stopped {
 		lp.mu.Unlock()
@@ -220,18 +226,20 @@ func (lp *LivePlan) Stop() {
 }
 
 // Status returns what the plan has done so far.
-func (lp *LivePlan) Status() LiveStatus {
+func (lp *Live) Status() Status {
 	lp.mu.Lock()
 	defer lp.mu.Unlock()
 	return lp.status
 }
 
 // Plan returns the plan the levels write now.
-func (lp *LivePlan) Plan() Plan {
+func (lp *Live) Plan() Plan {
 	st := lp.state.Load()
 	var p Plan
 	for l, c := range st {
-		p[l] = c.policy()
+		if c != family.Unfiltered {
+			p[l] = c
+		}
 	}
 	if lp.cfg.MaxFilterBytes == 0 {
 		return Plan{}
@@ -242,7 +250,7 @@ func (lp *LivePlan) Plan() Plan {
 	return p
 }
 
-func (lp *LivePlan) run() {
+func (lp *Live) run() {
 	defer lp.wg.Done()
 	for {
 		select {
@@ -271,13 +279,13 @@ func (lp *LivePlan) run() {
 
 // Refit fits the plan to the database now, whatever the interval, and sets
 // the levels to write it. It returns the fit's error; on an error the levels
-// keep the plan they had. Refit before Start returns ErrNilDB.
-func (lp *LivePlan) Refit() error {
+// keep the plan they had. Refit before Start returns ErrNotStarted.
+func (lp *Live) Refit() error {
 	lp.mu.Lock()
 	db := lp.db
 	lp.mu.Unlock()
 	if db == nil {
-		return ErrNilDB
+		return ErrNotStarted
 	}
 	start := time.Now()
 	written := lp.written.Load()
@@ -305,26 +313,23 @@ func (lp *LivePlan) Refit() error {
 	lp.sizeAtFit = size
 	lp.written.Add(-written)
 	if lp.cfg.MaxFilterBytes > 0 {
-		var next [7]config
-		for l, p := range r.Plan {
-			next[l] = policyConfig(p)
-		}
+		next := [7]pebble.FilterPolicy(r.Plan)
 		lp.state.Store(&next)
 	}
 	for l, p := range r.Plan {
-		if _, ok := p.(unfilteredPolicy); ok {
+		if p == family.Unfiltered {
 			r.Plan[l] = nil
 		}
 	}
-	lp.status.PlanReport = r
+	lp.status.Report = r
 	return nil
 }
 
 // fit returns the live model's report on db and the bytes of its tables.
-func (lp *LivePlan) fit(db *pebble.DB) (PlanReport, uint64, error) {
+func (lp *Live) fit(db *pebble.DB) (Report, uint64, error) {
 	s, cur, err := readShape(db, float64(lp.cfg.LevelMultiplier))
 	if err != nil {
-		return PlanReport{}, 0, err
+		return Report{}, 0, err
 	}
 	if lp.cfg.Current != nil {
 		cur = optionsPlan(lp.cfg.Current)
@@ -354,7 +359,7 @@ func (lp *LivePlan) fit(db *pebble.DB) (PlanReport, uint64, error) {
 // reference give theirs back. The reference depends on the tables' keys
 // alone, never on what earlier refits chose, so a refit that spent less
 // cannot make the next spend less still.
-func (lp *LivePlan) target(s shape, m model) uint64 {
+func (lp *Live) target(s shape, m model) uint64 {
 	c := lp.cfg.MaxFilterBytes
 	if !lp.cfg.UseL6 {
 		s.probes[6] = 0
@@ -380,67 +385,6 @@ func (lp *LivePlan) target(s shape, m model) uint64 {
 // growthRefit: bytes written of a growthRefit-th of the database's tables
 // since the last fit ask for a refit without waiting for the interval.
 const growthRefit = 10
-
-// policyConfig is the writer configuration of a plan's cuckoo policy; the
-// zero config (no filter) for anything else.
-func policyConfig(p pebble.FilterPolicy) config {
-	switch v := p.(type) {
-	case unfilteredPolicy:
-		return config{unfiltered: true}
-	case bloomBlocks:
-		return config{bloom: max(int(v), 1)}
-	case FilterPolicy:
-		return v.config()
-	case Policy:
-		return v.config()
-	}
-	return config{}
-}
-
-// policy is the Policy a config writes, for reports; nil for the zero
-// config.
-func (c config) policy() pebble.FilterPolicy {
-	switch {
-	case c.bloom > 0:
-		return bloomBlocks(c.bloom)
-	case c.f == 0 || c.unfiltered:
-		return nil
-	case c.bitsPerKey > 0 && c.semi && c.f == budgetWidth(c.bitsPerKey, true):
-		return FilterPolicy(c.bitsPerKey)
-	}
-	return Policy{FingerprintBits: c.f, SemiSort: c.semi, LoadFactor: c.load}
-}
-
-// unfilteredPolicy writes unfiltered blocks: a live plan's level where its
-// plan has no filter (Pebble writes no filter only for a level whose policy
-// is pebble.NoFilterPolicy itself, which a level object cannot become).
-type unfilteredPolicy struct{}
-
-func (unfilteredPolicy) Name() string { return PolicyName }
-
-func (unfilteredPolicy) MayContain(ftype pebble.FilterType, filter, key []byte) bool {
-	return FilterPolicy(0).MayContain(ftype, filter, key)
-}
-
-func (unfilteredPolicy) NewWriter(pebble.FilterType) pebble.FilterWriter {
-	return newWriter(config{unfiltered: true})
-}
-
-// bloomBlocks writes bloom blocks: Pebble's bloom filter at int bits per
-// key, in this package's trailer, so that a live plan's level, whose policy
-// is of this package's family, can take fewer bits per key than a cuckoo
-// filter allows.
-type bloomBlocks int
-
-func (bloomBlocks) Name() string { return PolicyName }
-
-func (bloomBlocks) MayContain(ftype pebble.FilterType, filter, key []byte) bool {
-	return FilterPolicy(0).MayContain(ftype, filter, key)
-}
-
-func (b bloomBlocks) NewWriter(pebble.FilterType) pebble.FilterWriter {
-	return newWriter(config{bloom: max(int(b), 1)})
-}
 
 // steadyL0Tables is the L0 a live plan fits to: Pebble's default
 // L0CompactionThreshold of tables.

@@ -1,4 +1,4 @@
-package cuckoopolicy
+package plan
 
 import (
 	"fmt"
@@ -6,25 +6,27 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/family"
 )
 
 // Plan gives each LSM level, L0 to L6, its filter policy; a nil entry means
-// no filter. The zero Plan writes no filters. A Plan is a value: ApplyPlan
+// no filter. The zero Plan writes no filters. A Plan is a value: Apply
 // copies what it needs.
 //
 // A plan may mix this package's policies, Pebble's bloom filter and any
 // other pebble.FilterPolicy. Pebble stores each level's policy name, not its
 // budget, in the OPTIONS file: parsed back with ParseHooks, every cuckoo level
-// comes back as FilterPolicy(10), every bloom level as bloom.FilterPolicy(10)
+// comes back as cuckoopolicy.FilterPolicy(10), every bloom level as bloom.FilterPolicy(10)
 // and every level without a filter as pebble.NoFilterPolicy. Those read the
 // tables' filters whatever their budgets, but write new tables at 10 bits per
 // key: a program keeps its plan in code and applies it at every open.
 type Plan [7]pebble.FilterPolicy
 
 // String returns the plan level by level, runs of equal policies merged, as
-// in "L0-L3 cuckoo(20) L4 cuckoo(16) L5 cuckoo(12) L6 none". FilterPolicy(b)
+// in "L0-L3 cuckoo(20) L4 cuckoo(16) L5 cuckoo(12) L6 none". cuckoopolicy.FilterPolicy(b)
 // reads cuckoo(b), bloom.FilterPolicy(b) bloom(b), a nil entry or
-// pebble.NoFilterPolicy none, a Policy cuckoo{f=F semi load=L}; any other
+// pebble.NoFilterPolicy none, a cuckoopolicy.Policy cuckoo{f=F semi load=L}; any other
 // policy its Name.
 func (p Plan) String() string {
 	var b strings.Builder
@@ -49,26 +51,20 @@ func (p Plan) String() string {
 
 func policyLabel(p pebble.FilterPolicy) string {
 	switch v := p.(type) {
-	case nil, unfilteredPolicy:
+	case nil:
 		return "none"
 	case *liveLevel:
-		return policyLabel(v.current().policy())
-	case FilterPolicy:
+		return policyLabel(v.current())
+	case cuckoopolicy.FilterPolicy:
 		return fmt.Sprintf("cuckoo(%d)", int(v))
 	case bloom.FilterPolicy:
 		return fmt.Sprintf("bloom(%d)", int(v))
-	case bloomBlocks:
-		return fmt.Sprintf("bloom(%d) in cuckoo blocks", int(v))
-	case Policy:
-		c := v.config()
-		layout := "plain"
-		if c.semi {
-			layout = "semi"
+	case cuckoopolicy.Policy:
+		return policyConfigLabel(v)
+	case fmt.Stringer:
+		if p.Name() == cuckoopolicy.PolicyName { // bloom blocks, unfiltered blocks
+			return v.String()
 		}
-		if c.bitsPerKey > 0 {
-			return fmt.Sprintf("cuckoo{f=%d %s %d bits}", c.f, layout, c.bitsPerKey)
-		}
-		return fmt.Sprintf("cuckoo{f=%d %s load=%g}", c.f, layout, c.load)
 	}
 	if p == pebble.NoFilterPolicy {
 		return "none"
@@ -76,21 +72,33 @@ func policyLabel(p pebble.FilterPolicy) string {
 	return p.Name()
 }
 
-// ApplyPlan configures opts to write each level's filters with that level's
+func policyConfigLabel(p cuckoopolicy.Policy) string {
+	f, semi, bits, load := family.Layout(p)
+	layout := "plain"
+	if semi {
+		layout = "semi"
+	}
+	if bits > 0 {
+		return fmt.Sprintf("cuckoo{f=%d %s %d bits}", f, layout, bits)
+	}
+	return fmt.Sprintf("cuckoo{f=%d %s load=%g}", f, layout, load)
+}
+
+// Apply configures opts to write each level's filters with that level's
 // policy of p and to keep reading the filters tables already carry. It sets
-// every level's FilterPolicy (a nil entry becomes pebble.NoFilterPolicy: in
+// every level's cuckoopolicy.FilterPolicy (a nil entry becomes pebble.NoFilterPolicy: in
 // Pebble a nil level policy copies the level above's, which is not "no
 // filter") and pebble.TableFilter as its FilterType, and registers in
 // opts.Filters, creating the map if it is nil and keeping every entry already
 // there, each policy of the plan, Pebble's bloom filter (bloom.FilterPolicy(10),
 // which reads bloom blocks of every budget) and this package's reader
-// (FilterPolicy(10), which reads every block this package writes). Why the
+// (cuckoopolicy.FilterPolicy(10), which reads every block this package writes). Why the
 // readers matter is said at Apply.
 //
-// ApplyPlan is idempotent. It panics if opts is nil, as a programming error.
-func ApplyPlan(opts *pebble.Options, p Plan) {
+// Apply is idempotent. It panics if opts is nil, as a programming error.
+func Apply(opts *pebble.Options, p Plan) {
 	if opts == nil {
-		panic("cuckoopolicy: ApplyPlan with nil *pebble.Options")
+		panic("plan: Apply with nil *pebble.Options")
 	}
 	for i := range opts.Levels {
 		fp := p[i]
@@ -103,7 +111,7 @@ func ApplyPlan(opts *pebble.Options, p Plan) {
 	if opts.Filters == nil {
 		opts.Filters = make(map[string]pebble.FilterPolicy)
 	}
-	readers := append(p[:len(p):len(p)], bloom.FilterPolicy(10), FilterPolicy(10))
+	readers := append(p[:len(p):len(p)], bloom.FilterPolicy(10), cuckoopolicy.FilterPolicy(10))
 	for _, r := range readers {
 		if r == nil || r == pebble.NoFilterPolicy {
 			continue
@@ -135,11 +143,11 @@ func ApplyPlan(opts *pebble.Options, p Plan) {
 // several versions, it takes a few percent more filter bytes than the bloom
 // plan.
 //
-// For a database whose shape or memory differs, PlanFor fits a plan to it.
+// For a database whose shape or memory differs, Fit fits a plan to it.
 func Progressive() Plan {
 	return Plan{
-		FilterPolicy(16), FilterPolicy(16), FilterPolicy(16), FilterPolicy(16), FilterPolicy(16),
-		FilterPolicy(13),
-		Policy{FingerprintBits: 8, SemiSort: true, LoadFactor: 0.97},
+		cuckoopolicy.FilterPolicy(16), cuckoopolicy.FilterPolicy(16), cuckoopolicy.FilterPolicy(16), cuckoopolicy.FilterPolicy(16), cuckoopolicy.FilterPolicy(16),
+		cuckoopolicy.FilterPolicy(13),
+		cuckoopolicy.Policy{FingerprintBits: 8, SemiSort: true, LoadFactor: 0.97},
 	}
 }

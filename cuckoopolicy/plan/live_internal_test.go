@@ -1,4 +1,4 @@
-package cuckoopolicy
+package plan
 
 import (
 	"testing"
@@ -40,7 +40,7 @@ func TestSteadyLevels(t *testing.T) {
 // their excess when they carry more, and never less than half the ceiling.
 func TestLiveTarget(t *testing.T) {
 	const c = 40_000
-	lp := NewLivePlan(PlanConfig{MaxFilterBytes: c}, time.Hour)
+	lp := NewLive(Config{MaxFilterBytes: c}, time.Hour)
 	m := lp.cfg.model()
 	m.live = true
 	s := shape{
@@ -98,7 +98,7 @@ func TestFlushedL0(t *testing.T) {
 		t.Fatalf("empty L0 planned as %d keys, %d tables, %g probes, projected %v; want 6000, 2, 2, true",
 			s.keys[0], s.tables[0], s.probes[0], s.projected[0])
 	}
-	m := PlanConfig{}.withDefaults().model()
+	m := Config{}.withDefaults().model()
 	m.live = true
 	const c = 40_000
 	s.probes[6] = 0

@@ -1,4 +1,4 @@
-package cuckoopolicy
+package plan
 
 import (
 	"math"
@@ -6,6 +6,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/family"
 )
 
 // group is count tables of about keys distinct keys each.
@@ -60,7 +62,7 @@ func (s *shape) groups(l int) []group {
 func (s *shape) levelCost(l int, p pebble.FilterPolicy) (bytes, fp float64) {
 	var w, n float64
 	for _, g := range s.groups(l) {
-		b, r := tableCost(p, g.keys)
+		b, r := cost(p, g.keys)
 		bytes += float64(g.count) * b
 		w += float64(g.count) * float64(g.keys) * r
 		n += float64(g.count) * float64(g.keys)
@@ -69,6 +71,15 @@ func (s *shape) levelCost(l int, p pebble.FilterPolicy) (bytes, fp float64) {
 		return bytes, 0
 	}
 	return bytes, s.probes[l] * w / n
+}
+
+// cost is p's filter bytes and false-positive rate on a table of n
+// distinct keys: a live level's are those of its policy of the moment.
+func cost(p pebble.FilterPolicy, n uint64) (bytes, rate float64) {
+	if l, ok := p.(*liveLevel); ok {
+		p = l.current()
+	}
+	return family.TableCost(p, n)
 }
 
 // active reports whether the plan spends bytes on level l: it holds keys
@@ -80,7 +91,7 @@ type model struct {
 	maxBits int     // the highest budget a level takes
 	minGain float64 // the fewest expected reads a step must save per byte
 	bloom   bool    // bloom.FilterPolicy candidates
-	cuckoo  bool    // FilterPolicy and Policy candidates
+	cuckoo  bool    // cuckoopolicy.FilterPolicy and cuckoopolicy.Policy candidates
 	// live: a live plan's levels write this package's blocks only: bloom
 	// candidates are bloom blocks (Pebble's bloom table in this package's
 	// trailer), and a level without a filter writes unfiltered blocks (the
@@ -104,7 +115,7 @@ func (s *shape) candidates(l int, m model) []step {
 		pts = append(pts, step{p, b, fp})
 	}
 	if m.live {
-		add(unfilteredPolicy{})
+		add(family.Unfiltered)
 	} else {
 		add(nil)
 	}
@@ -115,12 +126,12 @@ func (s *shape) candidates(l int, m model) []step {
 	for b := m.maxBits; b >= 1; b-- {
 		switch {
 		case m.bloom && m.live:
-			add(bloomBlocks(b))
+			add(family.BloomBlocks(b))
 		case m.bloom:
 			add(bloom.FilterPolicy(b))
 		}
-		if m.cuckoo && b >= MinBitsPerKey {
-			add(FilterPolicy(b))
+		if m.cuckoo && b >= cuckoopolicy.MinBitsPerKey {
+			add(cuckoopolicy.FilterPolicy(b))
 		}
 	}
 	return pts
@@ -198,7 +209,7 @@ func (c *choice) objective(m model) float64 {
 // keeps the better: the greedy over each level's hull (Monkey's rule: each
 // byte goes where it saves the most) with a last, fractional step, and an
 // exact search over every level's whole-budget choices on a grid of 1/65536
-// of the budget, each followed by improve. See FitPlan for what that
+// of the budget, each followed by improve. See Fit for what that
 // guarantees.
 func (s *shape) solve(budget float64, m model) (choice, bool) {
 	var fronts [7][]step
@@ -310,7 +321,7 @@ func (s *shape) greedy(fronts [7][]step, budget float64, m model) (choice, bool)
 
 // partial returns the cuckoo Policy on level l with the fewest expected
 // false positives that takes at most cur's bytes and extra more: for each
-// fingerprint width, the lowest load (in steps of 0.001, at most maxLoad,
+// fingerprint width, the lowest load (in steps of 0.001, at most family.MaxLoad,
 // and no more than m.maxBits bits a key) whose blocks fit.
 func (s *shape) partial(l int, cur step, extra float64, m model) (step, bool) {
 	if !m.cuckoo || s.keys[l] == 0 {
@@ -319,13 +330,13 @@ func (s *shape) partial(l int, cur step, extra float64, m model) (step, bool) {
 	limit := cur.bytes + extra
 	best, ok := cur, false
 	cost := func(f, milli int) step {
-		p := Policy{FingerprintBits: f, SemiSort: true, LoadFactor: float64(milli) / 1000}
+		p := cuckoopolicy.Policy{FingerprintBits: f, SemiSort: true, LoadFactor: float64(milli) / 1000}
 		b, fp := s.levelCost(l, p)
 		return step{p, b, fp}
 	}
-	hi := int(maxLoad * 1000)
-	for f := MinBitsPerKey; f <= budgetWidth(m.maxBits, true); f++ {
-		lo := int(math.Ceil(1000 * max(MinLoadFactor, float64(f-1)/float64(m.maxBits))))
+	hi := int(family.MaxLoad * 1000)
+	for f := cuckoopolicy.MinBitsPerKey; f <= family.BudgetWidth(m.maxBits, true); f++ {
+		lo := int(math.Ceil(1000 * max(cuckoopolicy.MinLoadFactor, float64(f-1)/float64(m.maxBits))))
 		if lo > hi || cost(f, hi).bytes > limit {
 			continue
 		}
@@ -341,7 +352,7 @@ func (s *shape) partial(l int, cur step, extra float64, m model) (step, bool) {
 		if st := cost(f, lo); st.fp < best.fp {
 			best, ok = st, true
 		}
-		hi = int(maxLoad * 1000)
+		hi = int(family.MaxLoad * 1000)
 	}
 	return best, ok
 }

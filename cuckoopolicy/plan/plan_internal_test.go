@@ -1,4 +1,4 @@
-package cuckoopolicy
+package plan
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -17,6 +16,9 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/family"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
 )
 
@@ -91,7 +93,7 @@ func checkPlan(t *testing.T, name string, s shape, budget float64, m model) (fp 
 		}
 	}
 	for l, fp := range p {
-		if c, ok := fp.(Policy); ok && !(c.LoadFactor >= MinLoadFactor && c.LoadFactor <= maxLoad) {
+		if c, ok := fp.(cuckoopolicy.Policy); ok && !(c.LoadFactor >= cuckoopolicy.MinLoadFactor && c.LoadFactor <= family.MaxLoad) {
 			t.Errorf("%s: L%d load %v, outside what the builder reaches", name, l, c.LoadFactor)
 		}
 	}
@@ -138,7 +140,7 @@ func TestPlanNearOptimal(t *testing.T) {
 			}
 			for _, bits := range budgets {
 				budget := bits * float64(loadedKeys(&s)) / 8
-				checkPlan(t, fmt.Sprintf("%s useL6=%v %g bits/key", tc.name, useL6, bits), s, budget, testModel(MaxBitsPerKey))
+				checkPlan(t, fmt.Sprintf("%s useL6=%v %g bits/key", tc.name, useL6, bits), s, budget, testModel(cuckoopolicy.MaxBitsPerKey))
 			}
 		}
 	}
@@ -160,23 +162,23 @@ func loadedKeys(s *shape) (n uint64) {
 // and filter every level.
 func TestPlanIssueCases(t *testing.T) {
 	s := planShapes[0].s
-	p, _ := s.plan(10*2_000/8, testModel(MaxBitsPerKey))
+	p, _ := s.plan(10*2_000/8, testModel(cuckoopolicy.MaxBitsPerKey))
 	if p[5] == nil {
 		t.Fatalf("20 tables of 100 keys at 10 bits per key: plan %v, want a filter", p)
 	}
-	checkPlan(t, "20x100 at 10 bits", s, 10*2_000/8, testModel(MaxBitsPerKey))
+	checkPlan(t, "20x100 at 10 bits", s, 10*2_000/8, testModel(cuckoopolicy.MaxBitsPerKey))
 
 	l0 := planShapes[1].s
 	l0.probes[6] = 0
 	budget := 0.0
 	for range l0.tables[0] {
-		budget += bloomBlockBytes(10, 10)
+		budget += bytesOf(bloom.FilterPolicy(10), 10)
 	}
-	p, _ = l0.plan(budget, testModel(MaxBitsPerKey))
+	p, _ = l0.plan(budget, testModel(cuckoopolicy.MaxBitsPerKey))
 	if p[0] == nil {
 		t.Fatalf("300 L0 tables of 10 keys at bloom(10)'s %.0f bytes: plan %v, want a filter on L0", budget, p)
 	}
-	checkPlan(t, "300x10 L0 at bloom(10)'s bytes", l0, budget, testModel(MaxBitsPerKey))
+	checkPlan(t, "300x10 L0 at bloom(10)'s bytes", l0, budget, testModel(cuckoopolicy.MaxBitsPerKey))
 }
 
 // TestFrontAndHull checks the two properties the greedy relies on, over
@@ -231,73 +233,28 @@ func TestFrontAndHull(t *testing.T) {
 }
 
 // TestPlanPartialStep checks the fractional last step: a budget between two
-// whole cuckoo budgets on one level buys a Policy between them, within the
+// whole cuckoo budgets on one level buys a cuckoopolicy.Policy between them, within the
 // budget and with fewer false positives than the lower budget, and the
 // blocks the writer builds for it take no more than the model says.
 func TestPlanPartialStep(t *testing.T) {
 	s := uniform([7]uint64{0, 0, 0, 0, 0, 100_000, 0}, [7]int{0, 0, 0, 0, 0, 10, 0}, [7]float64{0, 0, 0, 0, 0, 1, 0})
-	lo, _ := s.levelCost(5, FilterPolicy(12))
-	hi, _ := s.levelCost(5, FilterPolicy(13))
+	lo, _ := s.levelCost(5, cuckoopolicy.FilterPolicy(12))
+	hi, _ := s.levelCost(5, cuckoopolicy.FilterPolicy(13))
 	budget := (lo + hi) / 2
-	p, _ := s.plan(budget, testModel(MaxBitsPerKey))
-	pol, ok := p[5].(Policy)
+	p, _ := s.plan(budget, testModel(cuckoopolicy.MaxBitsPerKey))
+	pol, ok := p[5].(cuckoopolicy.Policy)
 	if !ok {
 		t.Fatalf("plan %v at %.0f bytes (between cuckoo(12)'s %.0f and cuckoo(13)'s %.0f): want a Policy on L5", p, budget, lo, hi)
 	}
 	e := s.estimate(p)
-	_, fp12 := s.levelCost(5, FilterPolicy(12))
+	_, fp12 := s.levelCost(5, cuckoopolicy.FilterPolicy(12))
 	if float64(e.Bytes) > budget || e.FalsePositives >= fp12 {
 		t.Errorf("partial %v: %d bytes, %.3g false positives; want at most %.0f bytes and fewer than cuckoo(12)'s %.3g", pol, e.Bytes, e.FalsePositives, budget, fp12)
 	}
 	r := testkit.Rand(testkit.Seed(t), 1)
 	block := build(pol, testkit.RandomKeys(r, 10_000))
-	if got, want := float64(len(block)), pol.config().blockBytes(10_000); got > want {
+	if got, want := float64(len(block)), bytesOf(pol, 10_000); got > want {
 		t.Errorf("partial %v: the writer's block takes %.0f bytes, the model %.0f", pol, got, want)
-	}
-}
-
-// TestSizingMatchesWriter checks the one byte model against the writers:
-// for tables of 1 key to 65,536, this package's blocks at every budget and
-// Pebble's bloom blocks take the bytes blockBytes and bloomBlockBytes say.
-func TestSizingMatchesWriter(t *testing.T) {
-	r := testkit.Rand(testkit.Seed(t), 2)
-	for _, n := range []int{1, 2, 7, 50, 64, 100, 200, 500, 3_000, 65_536} {
-		keys := testkit.RandomKeys(r, n)
-		for b := 1; b <= MaxBitsPerKey; b++ {
-			if got, want := len(build(bloom.FilterPolicy(b), keys)), bloomBlockBytes(b, uint64(n)); float64(got) != want {
-				t.Errorf("bloom(%d), %d keys: %d bytes, the model %.0f", b, n, got, want)
-			}
-			if b < MinBitsPerKey {
-				continue
-			}
-			for _, p := range []pebble.FilterPolicy{FilterPolicy(b), Policy{FingerprintBits: b, SemiSort: true, LoadFactor: 0.9}} {
-				block := build(p, keys)
-				c := policyConfig(p)
-				info, err := Inspect(block)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if c.rawBloom(uint64(n)) {
-					// A raw bloom block: bloom's table itself.
-					if want := build(bloom.FilterPolicy(c.bitsPerKey), keys); !info.Bloom || !bytes.Equal(block, want) {
-						t.Errorf("%v, %d keys: %+v, %d bytes; want bloom(%d)'s %d bytes", p, n, info, len(block), c.bitsPerKey, len(want))
-					}
-					continue
-				}
-				// The builder grows a table only when placement fails.
-				f, m := c.tableBuckets(uint64(n))
-				if info.FingerprintBits != f {
-					t.Errorf("%v, %d keys: width %d, the model %d", p, n, info.FingerprintBits, f)
-				}
-				if uint64(info.Buckets) != m {
-					t.Logf("%v, %d keys: the builder grew the table to %d buckets from %d", p, n, info.Buckets, m)
-					continue
-				}
-				if got, want := float64(len(block)), c.blockBytes(uint64(n)); got != want {
-					t.Errorf("%v, %d keys: %.0f bytes, the model %.0f", p, n, got, want)
-				}
-			}
-		}
 	}
 }
 
@@ -330,7 +287,7 @@ func TestPlanBytes(t *testing.T) {
 				s.probes[6] = 0
 			}
 			budget := bits * float64(loadedKeys(&s)) / 8
-			p, _ := s.plan(budget, testModel(MaxBitsPerKey))
+			p, _ := s.plan(budget, testModel(cuckoopolicy.MaxBitsPerKey))
 			var got int
 			for l, fp := range p {
 				if !s.active(l) {
@@ -366,7 +323,7 @@ func TestPlanGrowth(t *testing.T) {
 		}
 	}
 	budget := 260_000.0
-	p, _ := s.plan(budget, model{maxBits: DefaultPlanBitsPerKey, minGain: DefaultMinGain / 1024, bloom: true, cuckoo: true})
+	p, _ := s.plan(budget, model{maxBits: DefaultCapBitsPerKey, minGain: DefaultMinGain / 1024, bloom: true, cuckoo: true})
 	grown := uniform([7]uint64{40_000, 0, 0, 0, 1_000, 100_000, 1_000_000}, [7]int{4, 0, 0, 0, 1, 10, 100}, [7]float64{4, 0, 0, 0, 1, 1, 0})
 	if e := grown.estimate(p); float64(e.Bytes) > 1.05*budget {
 		t.Errorf("plan %v on the grown LSM: %d bytes, over 1.05x the budget of %.0f", p, e.Bytes, budget)
@@ -379,12 +336,12 @@ func TestPlanGrowth(t *testing.T) {
 func TestPlanFloorAndCap(t *testing.T) {
 	s := planShapes[3].s
 	s.probes[6] = 0
-	m := model{maxBits: DefaultPlanBitsPerKey, minGain: DefaultMinGain / 1024, bloom: true, cuckoo: true}
+	m := model{maxBits: DefaultCapBitsPerKey, minGain: DefaultMinGain / 1024, bloom: true, cuckoo: true}
 	p, _ := s.plan(1<<30, m)
 	e := s.estimate(p)
 	for l, fp := range p {
-		if c := policyConfig(fp); c.f > budgetWidth(DefaultPlanBitsPerKey, true) {
-			t.Errorf("plan %v: L%d fingerprint of %d bits, past the cap of %d bits per key", p, l, c.f, DefaultPlanBitsPerKey)
+		if f, _, _, _ := family.Layout(fp); f > family.BudgetWidth(DefaultCapBitsPerKey, true) {
+			t.Errorf("plan %v: L%d fingerprint of %d bits, past the cap of %d bits per key", p, l, f, DefaultCapBitsPerKey)
 		}
 	}
 	if e.Bytes >= 1<<30 {
@@ -406,7 +363,7 @@ func TestPlanGolden(t *testing.T) {
 	for _, tc := range planShapes {
 		for _, useL6 := range []bool{false, true} {
 			s := tc.s
-			cfg := PlanConfig{UseL6: useL6}.withDefaults()
+			cfg := Config{UseL6: useL6}.withDefaults()
 			b10 := bloom.FilterPolicy(10)
 			probe := s
 			if !useL6 {
@@ -446,7 +403,7 @@ func FuzzPlan(f *testing.F) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		s := randomShape(r)
 		b := float64(bits%32 + 1)
-		m := testModel(MaxBitsPerKey)
+		m := testModel(cuckoopolicy.MaxBitsPerKey)
 		budget := b * float64(loadedKeys(&s)) / 8
 		fp := checkPlan(t, fmt.Sprintf("seed %d, %g bits/key, shape %+v", seed, b, s), s, budget, m)
 		if more := checkPlan(t, fmt.Sprintf("seed %d, %g bits/key, shape %+v", seed, b+1, s), s, budget*(b+1)/b, m); more > fp*(1+1e-9) {
@@ -537,7 +494,7 @@ func TestReadShape(t *testing.T) {
 		return len(k)
 	}
 	opts := &pebble.Options{FS: vfs.NewMem(), Comparer: &cmp, DisableAutomaticCompactions: true, Logger: testLogger{t}}
-	ApplyPlan(opts, Plan{})
+	Apply(opts, Plan{})
 	db, err := pebble.Open("db", opts)
 	if err != nil {
 		t.Fatal(err)

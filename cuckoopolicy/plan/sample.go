@@ -1,4 +1,4 @@
-package cuckoopolicy
+package plan
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/rangekey"
 	"github.com/cockroachdb/pebble/v2/sstable/block"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
 // The sample readShape takes: samplePositions positions spread over every
@@ -341,8 +342,8 @@ func tablePolicy(tables []pebble.SSTableInfo, sizes []group) pebble.FilterPolicy
 	target := float64(filterBytes) * float64(all) / float64(most)
 	var family func(b int) pebble.FilterPolicy
 	switch name {
-	case PolicyName:
-		family = func(b int) pebble.FilterPolicy { return FilterPolicy(b) }
+	case cuckoopolicy.PolicyName:
+		family = func(b int) pebble.FilterPolicy { return cuckoopolicy.FilterPolicy(b) }
 	case bloom.FilterPolicy(10).Name():
 		family = func(b int) pebble.FilterPolicy { return bloom.FilterPolicy(b) }
 	default:
@@ -350,10 +351,10 @@ func tablePolicy(tables []pebble.SSTableInfo, sizes []group) pebble.FilterPolicy
 	}
 	var best pebble.FilterPolicy
 	bestDiff := math.Inf(1)
-	for b := 1; b <= MaxBitsPerKey; b++ {
+	for b := 1; b <= cuckoopolicy.MaxBitsPerKey; b++ {
 		var bytes float64
 		for _, g := range sizes {
-			tb, _ := tableCost(family(b), g.keys)
+			tb, _ := cost(family(b), g.keys)
 			bytes += float64(g.count) * tb
 		}
 		if d := math.Abs(bytes - target); d < bestDiff {

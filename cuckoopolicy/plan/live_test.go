@@ -1,4 +1,4 @@
-package cuckoopolicy_test
+package plan_test
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/dbtest"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 )
 
 // TestLivePlan runs a live plan on a database that grows: it fits at Start
@@ -17,20 +19,18 @@ import (
 // no key, and stops cleanly. A fit on a closed database is an error.
 func TestLivePlan(t *testing.T) {
 	const budget = 16 << 10
-	lp := cuckoopolicy.NewLivePlan(cuckoopolicy.PlanConfig{MaxFilterBytes: budget}, time.Millisecond)
-	if err := lp.Refit(); !errors.Is(err, cuckoopolicy.ErrNilDB) {
-		t.Errorf("Refit before Start: %v, want ErrNilDB", err)
+	lp := plan.NewLive(plan.Config{MaxFilterBytes: budget}, time.Millisecond)
+	if err := lp.Refit(); !errors.Is(err, plan.ErrNotStarted) {
+		t.Errorf("Refit before Start: %v, want ErrNotStarted", err)
 	}
-	m := newMigrationDB(t)
-	m.open(lp.Apply)
-	if err := lp.Start(nil); !errors.Is(err, cuckoopolicy.ErrNilDB) {
-		t.Errorf("Start(nil): %v, want ErrNilDB", err)
-	}
-	m.flushTables(2, 2_000)
-	if err := lp.Start(m.db); err != nil {
+	m := dbtest.New(t)
+	m.Open(lp.Apply)
+
+	m.FlushTables(2, 2_000)
+	if err := lp.Start(m.DB); err != nil {
 		t.Fatal(err)
 	}
-	if err := lp.Start(m.db); !errors.Is(err, cuckoopolicy.ErrStarted) {
+	if err := lp.Start(m.DB); !errors.Is(err, plan.ErrStarted) {
 		t.Errorf("second Start: %v, want ErrStarted", err)
 	}
 	st := lp.Status()
@@ -41,7 +41,7 @@ func TestLivePlan(t *testing.T) {
 		t.Errorf("the levels write %v, the fit chose %v", lp.Plan(), st.Plan)
 	}
 	// The flushes ask for refits; wait for one (the interval is 1 ms).
-	m.flushTables(4, 4_000)
+	m.FlushTables(4, 4_000)
 	deadline := time.Now().Add(30 * time.Second)
 	for lp.Status().Refits < 2 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
@@ -58,7 +58,7 @@ func TestLivePlan(t *testing.T) {
 		t.Errorf("plan %v: %d bytes, %.4g false positives; current filters %d bytes, %.4g", st.Plan, st.Bytes, st.FalsePositives, st.Current.Bytes, st.Current.FalsePositives)
 	}
 	t.Logf("plan %v: %d bytes, %.4g false positives per absent Get; fit took %v", st.Plan, st.Bytes, st.FalsePositives, st.FitTime)
-	rows, err := cuckoopolicy.FilterUsage(m.db)
+	rows, err := cuckoopolicy.FilterUsage(m.DB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,10 +67,10 @@ func TestLivePlan(t *testing.T) {
 			t.Errorf("L%d row %+v: want this package's filters", u.Level, u)
 		}
 	}
-	m.checkKeys()
+	m.CheckKeys()
 	lp.Stop()
 	lp.Stop()
-	m.close()
+	m.Close()
 }
 
 // TestLivePlanLowBudget gives a live plan fewer bytes than a cuckoo filter
@@ -79,20 +79,20 @@ func TestLivePlan(t *testing.T) {
 // key is lost.
 func TestLivePlanLowBudget(t *testing.T) {
 	const perTable = 2_000
-	lp := cuckoopolicy.NewLivePlan(cuckoopolicy.PlanConfig{MaxFilterBytes: 4 * perTable * 2 / 8}, time.Hour)
-	m := newMigrationDB(t)
-	m.open(lp.Apply)
-	m.flushTables(4, perTable)
-	if err := lp.Start(m.db); err != nil {
+	lp := plan.NewLive(plan.Config{MaxFilterBytes: 4 * perTable * 2 / 8}, time.Hour)
+	m := dbtest.New(t)
+	m.Open(lp.Apply)
+	m.FlushTables(4, perTable)
+	if err := lp.Start(m.DB); err != nil {
 		t.Fatal(err)
 	}
 	p := lp.Plan()
 	if !strings.Contains(p.String(), "in cuckoo blocks") {
 		t.Fatalf("plan %v at about 2 bits per key: want bloom blocks", p)
 	}
-	before := m.absentGets(500)
-	m.flushTables(2, perTable)
-	for _, u := range m.usage() {
+	before := m.AbsentGets(500)
+	m.FlushTables(2, perTable)
+	for _, u := range m.Usage() {
 		if u.Policy != cuckoopolicy.PolicyName && u.Policy != "" {
 			t.Errorf("L0 row %+v: want this package's filters", u)
 		}
@@ -100,28 +100,28 @@ func TestLivePlanLowBudget(t *testing.T) {
 	// The two new tables' bloom blocks rule out over a third of the 500
 	// absent keys each, even at 1 bit per key (expected 370 or more of
 	// 1,000 probes; 200 lies over 10 standard deviations below).
-	if hits := m.absentGets(500) - before; hits < 200 {
+	if hits := m.AbsentGets(500) - before; hits < 200 {
 		t.Errorf("plan %v: the new tables' filters ruled out %d of 1,000 absent probes", p, hits)
 	}
-	m.checkKeys()
+	m.CheckKeys()
 	lp.Stop()
-	m.close()
+	m.Close()
 }
 
 // TestLivePlanClosed checks that a fit on a closed database is ErrClosed,
 // not a panic, and keeps the plan the levels write.
 func TestLivePlanClosed(t *testing.T) {
-	lp := cuckoopolicy.NewLivePlan(cuckoopolicy.PlanConfig{MaxFilterBytes: 1 << 20, UseL6: true}, time.Hour)
-	m := newMigrationDB(t)
-	m.open(lp.Apply)
-	m.flushTables(1, 1_000)
-	if err := lp.Start(m.db); err != nil {
+	lp := plan.NewLive(plan.Config{MaxFilterBytes: 1 << 20, UseL6: true}, time.Hour)
+	m := dbtest.New(t)
+	m.Open(lp.Apply)
+	m.FlushTables(1, 1_000)
+	if err := lp.Start(m.DB); err != nil {
 		t.Fatal(err)
 	}
 	before := lp.Plan()
 	lp.Stop()
-	m.close()
-	if err := lp.Refit(); !errors.Is(err, cuckoopolicy.ErrClosed) {
+	m.Close()
+	if err := lp.Refit(); !errors.Is(err, plan.ErrClosed) {
 		t.Errorf("Refit on a closed database: %v, want ErrClosed", err)
 	}
 	if lp.Plan() != before || lp.Plan()[6] == nil {
@@ -131,7 +131,7 @@ func TestLivePlanClosed(t *testing.T) {
 
 // TestLivePlanZeroBudget: a ceiling of 0 writes no filters anywhere.
 func TestLivePlanZeroBudget(t *testing.T) {
-	lp := cuckoopolicy.NewLivePlan(cuckoopolicy.PlanConfig{}, 0)
+	lp := plan.NewLive(plan.Config{}, 0)
 	opts := &pebble.Options{}
 	lp.Apply(opts)
 	for l, lo := range opts.Levels {
@@ -148,29 +148,29 @@ func TestLivePlanZeroBudget(t *testing.T) {
 // options write on their level, with its share of the level's entries: a
 // rollback from cuckoo to bloom is done when none is left.
 func TestMismatches(t *testing.T) {
-	m := newMigrationDB(t)
-	m.open(applied(cuckoopolicy.FilterPolicy(10)))
-	m.flushTables(3, 1_000)
-	m.close()
+	m := dbtest.New(t)
+	m.Open(dbtest.Applied(cuckoopolicy.FilterPolicy(10)))
+	m.FlushTables(3, 1_000)
+	m.Close()
 	opts := &pebble.Options{}
 	cuckoopolicy.Apply(opts, bloom.FilterPolicy(10))
-	m.open(applied(bloom.FilterPolicy(10)))
-	m.flushTables(1, 1_000)
-	rows, err := cuckoopolicy.FilterUsage(m.db)
+	m.Open(dbtest.Applied(bloom.FilterPolicy(10)))
+	m.FlushTables(1, 1_000)
+	rows, err := cuckoopolicy.FilterUsage(m.DB)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mm := cuckoopolicy.Mismatches(rows, opts)
-	if len(mm) != 1 || mm[0].Policy != cuckoopolicy.PolicyName || mm[0].Want != bloomName || mm[0].Level != 0 || mm[0].Share < 0.74 || mm[0].Share > 0.76 {
+	if len(mm) != 1 || mm[0].Policy != cuckoopolicy.PolicyName || mm[0].Want != bloom.FilterPolicy(10).Name() || mm[0].Level != 0 || mm[0].Share < 0.74 || mm[0].Share > 0.76 {
 		t.Fatalf("mismatches %+v: want L0's cuckoo row, three quarters of its entries, wanting bloom", mm)
 	}
 	none := &pebble.Options{}
-	cuckoopolicy.ApplyPlan(none, cuckoopolicy.Plan{})
+	plan.Apply(none, plan.Plan{})
 	if mm := cuckoopolicy.Mismatches(rows, none); len(mm) != 2 {
 		t.Errorf("options without filters: mismatches %+v, want both L0 rows", mm)
 	}
 	if mm := cuckoopolicy.Mismatches(rows, nil); len(mm) != 2 {
 		t.Errorf("nil options: mismatches %+v, want both L0 rows", mm)
 	}
-	m.close()
+	m.Close()
 }

@@ -1,4 +1,4 @@
-package cuckoopolicy
+package plan
 
 import (
 	"errors"
@@ -6,45 +6,44 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/family"
 )
 
-// ErrNilDB is the error of PlanFor, FitPlan and LivePlan.Start for a nil
-// database.
-var ErrNilDB = errors.New("cuckoopolicy: nil *pebble.DB")
-
-// ErrClosed is the error of PlanFor, FitPlan and a live plan's refit on a
-// database that is closed (or closes while it is read).
-var ErrClosed = errors.New("cuckoopolicy: database is closed")
+// ErrClosed is the error of Fit and of a live plan's refit on a database
+// that is closed.
+var ErrClosed = errors.New("plan: database is closed")
 
 // Plan defaults.
 const (
-	// DefaultPlanBitsPerKey is the most bits per key a plan gives a level
-	// unless PlanConfig.MaxBitsPerKey says otherwise: past it, a cuckoo
+	// DefaultCapBitsPerKey is the most bits per key a plan gives a level
+	// unless Config.CapBitsPerKey says otherwise: past it, a cuckoo
 	// filter's rate is below 1e-5, and its bytes are block cache that data
 	// could use.
-	DefaultPlanBitsPerKey = 20
+	DefaultCapBitsPerKey = 20
 	// DefaultMinGain is the fewest expected false-positive reads per absent
 	// lookup a plan's step must save for each KiB of filter it adds, unless
-	// PlanConfig.MinGain says otherwise.
+	// Config.MinGain says otherwise.
 	DefaultMinGain = 1e-6
 	// DefaultLevelMultiplier is Pebble's default Options.LevelMultiplier.
 	DefaultLevelMultiplier = 10
 )
 
-// PlanConfig says what a plan is for. The zero PlanConfig plans no filters.
-type PlanConfig struct {
+// Config says what a plan is for. The zero Config plans no filters.
+type Config struct {
 	// MaxFilterBytes is the ceiling on the filter bytes the lookups load:
 	// the filters of L0 to L5, and of L6 too with UseL6, counting the levels
-	// the LSM is heading to (see PlanFor). A plan may spend less. 0 plans no
+	// the LSM is heading to (see Fit). A plan may spend less. 0 plans no
 	// filters.
 	MaxFilterBytes uint64
 	// UseL6 says whether the lookups read L6 filters (iterators with
 	// IterOptions.UseL6Filters); db.Get does not, and a plan for it has no
 	// filter on L6.
 	UseL6 bool
-	// MaxBitsPerKey caps every level's budget; 0 means
-	// DefaultPlanBitsPerKey. It is clamped to [MinBitsPerKey, MaxBitsPerKey].
-	MaxBitsPerKey int
+	// CapBitsPerKey caps every level's budget; 0 means
+	// DefaultCapBitsPerKey. It is clamped to [cuckoopolicy.MinBitsPerKey,
+	// cuckoopolicy.MaxBitsPerKey].
+	CapBitsPerKey int
 	// MinGain is the fewest expected false-positive reads per absent lookup
 	// a step must save per KiB of filter it adds; 0 means DefaultMinGain, a
 	// negative value no floor (spend up to the ceiling).
@@ -58,11 +57,11 @@ type PlanConfig struct {
 	Current *pebble.Options
 }
 
-func (c PlanConfig) withDefaults() PlanConfig {
-	if c.MaxBitsPerKey == 0 {
-		c.MaxBitsPerKey = DefaultPlanBitsPerKey
+func (c Config) withDefaults() Config {
+	if c.CapBitsPerKey == 0 {
+		c.CapBitsPerKey = DefaultCapBitsPerKey
 	}
-	c.MaxBitsPerKey = clampBudget(c.MaxBitsPerKey)
+	c.CapBitsPerKey = min(max(c.CapBitsPerKey, cuckoopolicy.MinBitsPerKey), cuckoopolicy.MaxBitsPerKey)
 	if c.MinGain == 0 {
 		c.MinGain = DefaultMinGain
 	}
@@ -72,11 +71,11 @@ func (c PlanConfig) withDefaults() PlanConfig {
 	return c
 }
 
-func (c PlanConfig) model() model {
-	return model{maxBits: c.MaxBitsPerKey, minGain: max(c.MinGain, 0) / 1024, bloom: true, cuckoo: true}
+func (c Config) model() model {
+	return model{maxBits: c.CapBitsPerKey, minGain: max(c.MinGain, 0) / 1024, bloom: true, cuckoo: true}
 }
 
-// Estimate is a plan's cost on the LSM a PlanReport describes, by the same
+// Estimate is a plan's cost on the LSM a Report describes, by the same
 // model: the filter bytes the lookups load, and the expected false-positive
 // data-block reads of an absent lookup.
 type Estimate struct {
@@ -93,15 +92,15 @@ type LevelShape struct {
 	Projected bool    // empty now: planned for the keys it will hold
 }
 
-// PlanReport is a plan with what it costs and what it saves, at equal
+// Report is a plan with what it costs and what it saves, at equal
 // memory beside the alternatives a user weighs: the filters the database
 // has now, bloom.FilterPolicy(10) everywhere, and the best plan of Pebble's
 // bloom filter alone within the same ceiling (what a bloom user can do
 // without this package). Bytes count the filters the lookups load (L0-L5,
 // and L6 with UseL6), on the levels as they are and as planned for the
 // empty ones.
-type PlanReport struct {
-	Config PlanConfig // with defaults filled in
+type Report struct {
+	Config Config // with defaults filled in
 	Levels [7]LevelShape
 	Estimate
 	Current   Estimate
@@ -113,19 +112,7 @@ type PlanReport struct {
 	BelowLeast bool
 }
 
-// PlanFor returns the plan with the fewest expected false-positive data-block
-// reads of an absent point lookup on db's LSM, with at most maxFilterBytes of
-// the filters those lookups load; useL6 says whether they read L6 filters
-// (iterators with IterOptions.UseL6Filters; db.Get does not, and with useL6
-// false the plan has no filter on L6). It is FitPlan with the other settings
-// at their defaults, for one-shot use; LivePlan keeps a plan fitted as the
-// database grows.
-func PlanFor(db *pebble.DB, maxFilterBytes uint64, useL6 bool) (Plan, error) {
-	r, err := FitPlan(db, PlanConfig{MaxFilterBytes: maxFilterBytes, UseL6: useL6})
-	return r.Plan, err
-}
-
-// FitPlan returns the plan for db that cfg asks for, with its report.
+// Fit returns the plan for db that cfg asks for, with its report.
 //
 // The model: an absent lookup probes, in each level, the tables whose key
 // range holds it (in L0 they overlap; L6 only with UseL6), a table in
@@ -151,26 +138,26 @@ func PlanFor(db *pebble.DB, maxFilterBytes uint64, useL6 bool) (Plan, error) {
 //
 // The search: the greedy over each level's lower convex hull of (bytes,
 // false positives), dominated points removed, taking the step that saves
-// the most per byte first, with a fractional last step (a cuckoo Policy at
+// the most per byte first, with a fractional last step (a cuckoo cuckoopolicy.Policy at
 // the load the bytes left give), and an exact search over every level's
 // whole-budget choices with bytes rounded up to 1/65536 of the ceiling,
 // each followed by a pass that moves one or two levels at a time to another
-// point while that helps; FitPlan keeps the better. So the plan is never worse than the best choice
+// point while that helps; Fit keeps the better. So the plan is never worse than the best choice
 // of whole budgets per level within the ceiling less 7/65536 of it, and
 // never takes more than the ceiling by the model. Both stop where the next step saves less than MinGain per KiB.
 //
 // A plan is bits per key, level by level: as the database grows its bytes
-// grow with the keys, as any bits-per-key policy's do. FitPlan returns
+// grow with the keys, as any bits-per-key policy's do. Fit returns
 // ErrNilDB for a nil db, ErrClosed for a closed one, and the errors Pebble
 // returns reading it.
-func FitPlan(db *pebble.DB, cfg PlanConfig) (PlanReport, error) {
+func Fit(db *pebble.DB, cfg Config) (Report, error) {
 	cfg = cfg.withDefaults()
 	if db == nil {
-		return PlanReport{Config: cfg}, ErrNilDB
+		panic("plan: Fit with nil *pebble.DB")
 	}
 	s, cur, err := readShape(db, float64(cfg.LevelMultiplier))
 	if err != nil {
-		return PlanReport{Config: cfg}, err
+		return Report{Config: cfg}, err
 	}
 	if cfg.Current != nil {
 		cur = optionsPlan(cfg.Current)
@@ -178,13 +165,13 @@ func FitPlan(db *pebble.DB, cfg PlanConfig) (PlanReport, error) {
 	return s.report(cfg, cur, cfg.model()), nil
 }
 
-// report is FitPlan on a known shape for model m, with cur the database's
+// report is Fit on a known shape for model m, with cur the database's
 // policies.
-func (s shape) report(cfg PlanConfig, cur Plan, m model) PlanReport {
+func (s shape) report(cfg Config, cur Plan, m model) Report {
 	if !cfg.UseL6 {
 		s.probes[6] = 0
 	}
-	r := PlanReport{Config: cfg}
+	r := Report{Config: cfg}
 	for l := range r.Levels {
 		r.Levels[l] = LevelShape{Keys: s.keys[l], Tables: s.tables[l], Probes: s.probes[l], Projected: s.projected[l]}
 	}
@@ -263,14 +250,14 @@ func (s *shape) averagePolicy(budget float64, m model) pebble.FilterPolicy {
 	}
 	b := min(int(8*budget/float64(keys)), m.maxBits, emptyLevelBits)
 	switch {
-	case m.cuckoo && b >= MinBitsPerKey && (!m.bloom || b >= 9):
-		return FilterPolicy(b)
+	case m.cuckoo && b >= cuckoopolicy.MinBitsPerKey && (!m.bloom || b >= 9):
+		return cuckoopolicy.FilterPolicy(b)
 	case m.bloom && m.live && b >= 1:
-		return bloomBlocks(b)
+		return family.BloomBlocks(b)
 	case m.bloom && b >= 1:
 		return bloom.FilterPolicy(b)
 	case m.live:
-		return unfilteredPolicy{}
+		return family.Unfiltered
 	}
 	return nil
 }
