@@ -9,7 +9,7 @@
 // (the same database built twice) that measures the noise floor. Beside the
 // uniform policies it measures filter plans, a policy per level, on the
 // same LSMs: bloom(10) without an L6 filter, Pebble master's progressive
-// bloom recipe, cuckoopolicy.Progressive(), and cuckoopolicy.FitPlan's
+// bloom recipe, plan.Progressive(), and plan.Fit's
 // plans beside the best bloom-only plans at the same filter bytes (those of
 // bloom(10), of bloom(10) without L6, and twice the latter). It writes
 // OUT/WORKLOAD.md, OUT/workload.csv and PNG plots.
@@ -19,12 +19,13 @@
 // The report goes to -out (default: a new temporary directory, whose name
 // the command prints), which must be empty or absent and writable: an
 // earlier report is never overwritten. The databases live in -dir
-// (default: a new temporary directory), which must be empty or absent. The
-// command refuses, deleting nothing, either directory if it holds
+// (default: a new temporary directory), which must be empty or absent. Both
+// are resolved through symbolic links, dangling ones included. The command
+// refuses, creating and deleting nothing, either directory if it holds
 // anything, and the two if they are the same directory or one lies inside
 // the other; it removes the databases when it ends, and on a failure or an
 // interrupt the report directory's contents too (the directory itself, and
-// any parents, if it created them).
+// any parents, if it created them). It never removes a symbolic link.
 package main
 
 import (

@@ -102,3 +102,24 @@ func TestRefusesNestedDirs(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusesNestedThroughDanglingLink: the reported `ln -s D L; workload
+// -tiny -dir D -out L/o` with D absent is refused with exit status 1, and
+// the link, which points nowhere, is kept.
+func TestRefusesNestedThroughDanglingLink(t *testing.T) {
+	root := t.TempDir()
+	d, l := filepath.Join(root, "D"), filepath.Join(root, "L")
+	if err := os.Symlink(d, l); err != nil {
+		t.Fatal(err)
+	}
+	stderr, code := runCmd(t, "-tiny", "-dir", d, "-out", filepath.Join(l, "o"))
+	if code != 1 || !strings.Contains(stderr, "must be apart") {
+		t.Errorf("exit %d, stderr %q; want 1 and a refusal", code, stderr)
+	}
+	if got, err := os.Readlink(l); err != nil || got != d {
+		t.Errorf("the link was not kept: %q, %v", got, err)
+	}
+	if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a directory was created: %v", err)
+	}
+}

@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,57 +127,5 @@ func TestTwinRule(t *testing.T) {
 		if got := r.slowerThanTwin(c.k, st); got != c.want {
 			t.Errorf("%s in %s: [%.3f, %.3f], twin %+v: slower %v, want %v", c.x, c.k.Path, st.Lo, st.Hi, r.timeRatio(c.k, twinName, planBase), got, c.want)
 		}
-	}
-}
-
-// TestRefusesNestedDirs checks that a report directory equal to, inside or
-// around the data directory is refused before anything is created, and
-// that nothing is left behind, parents included.
-func TestRefusesNestedDirs(t *testing.T) {
-	root := t.TempDir()
-	a := filepath.Join(root, "new", "a")
-	link := filepath.Join(root, "link")
-	if err := os.Symlink(root, link); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range [][2]string{
-		{a, a},
-		{filepath.Join(a, "out"), a},
-		{a, filepath.Join(a, "data")},
-		{filepath.Join(link, "new", "a", "x"), a}, // the same through a symbolic link
-		{a + "/", filepath.Join(a, ".")},
-	} {
-		cfg := Defaults("tiny")
-		cfg.Out, cfg.Dir = c[0], c[1]
-		if _, err := Run(cfg); !errors.Is(err, errNested) {
-			t.Errorf("-out %s -dir %s: %v, want errNested", c[0], c[1], err)
-		}
-		if _, err := os.Stat(filepath.Join(root, "new")); !errors.Is(err, os.ErrNotExist) {
-			t.Fatalf("-out %s -dir %s: a directory was created: %v", c[0], c[1], err)
-		}
-	}
-	if err := checkApart(filepath.Join(root, "ab"), filepath.Join(root, "a")); err != nil {
-		t.Errorf("siblings sharing a prefix refused: %v", err)
-	}
-}
-
-// TestCleanupRemovesParents checks that the cleanup of a directory the run
-// created removes the parents it created for it, and only those.
-func TestCleanupRemovesParents(t *testing.T) {
-	root := t.TempDir()
-	dir := filepath.Join(root, "p", "q", "r")
-	got, cleanup, err := prepareDir(dir, "x", errDirNotEmpty)
-	if err != nil || got != dir {
-		t.Fatalf("prepareDir: %q, %v", got, err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "f"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cleanup()
-	if _, err := os.Stat(filepath.Join(root, "p")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("created parent left behind: %v", err)
-	}
-	if _, err := os.Stat(root); err != nil {
-		t.Errorf("the existing parent was removed: %v", err)
 	}
 }

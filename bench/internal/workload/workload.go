@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -46,7 +45,7 @@ type Config struct {
 	TimeAll                bool     // time every policy; false: only none, bloom(B), cuckoo(B) and the spreads (the others are counted, not timed)
 	LoadShapes             []string // the shapes whose loading is measured (nil: all but deep)
 	// FilterPlans measures the filter plans beside the other policies:
-	// bloom(10)-noL6, bloom-progressive, progressive and FitPlan's plans
+	// bloom(10)-noL6, bloom-progressive, progressive and plan.Fit's plans
 	// (planfor-get, planfor-noL6bytes, planfor-2x, planfor-l6) with the
 	// best bloom-only plans at the same ceilings (bloomonly-noL6bytes,
 	// bloomonly-2x, bloomonly-l6), against bloom(10), which is then always
@@ -148,165 +147,46 @@ func (r *runner) entries(s shapeSpec) int {
 	return r.cfg.Keys
 }
 
-// prepareDir checks that dir is absent or empty (else notEmpty) and
-// creates it, or a new temporary directory named after pattern if dir is
-// ""; it returns the directory and a function that removes what the run
-// created there: the directory's contents, and the directory itself and
-// any parents the run created for it.
-func prepareDir(dir, pattern string, notEmpty error) (string, func(), error) {
-	if dir == "" {
-		d, err := os.MkdirTemp("", pattern)
-		if err != nil {
-			return "", nil, err
-		}
-		return d, func() { os.RemoveAll(d) }, nil
-	}
-	ents, err := os.ReadDir(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		top, err := firstMissing(dir)
-		if err != nil {
-			return "", nil, err
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			os.RemoveAll(top)
-			return "", nil, err
-		}
-		return dir, func() { os.RemoveAll(top) }, nil
-	case err != nil:
-		return "", nil, err
-	case len(ents) > 0:
-		return "", nil, fmt.Errorf("%w: %s holds %d entries; give an empty or absent directory", notEmpty, dir, len(ents))
-	}
-	return dir, func() {
-		// Remove only what this run created: the directory was empty.
-		ents, _ := os.ReadDir(dir)
-		for _, e := range ents {
-			os.RemoveAll(filepath.Join(dir, e.Name()))
-		}
-	}, nil
-}
-
-// firstMissing is the outermost directory of the absent path dir that
-// does not exist: what os.MkdirAll(dir) creates first.
-func firstMissing(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	top := abs
-	for p := filepath.Dir(abs); p != top; top, p = p, filepath.Dir(p) {
-		if _, err := os.Stat(p); err == nil {
-			break
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return "", err
-		}
-	}
-	return top, nil
-}
-
-// errNested is returned when the report and the data directories are the
-// same or one lies inside the other: the cleanup of the data directory
-// would delete the report, or the report would be written among the
-// databases.
-var errNested = errors.New("workload: the report directory (-out) and the data directory (-dir) must be apart")
-
-// checkApart refuses an out and a dir (both given) that are the same
-// directory or nested, after resolving symbolic links in the part of each
-// path that exists.
-func checkApart(out, dir string) error {
-	if out == "" || dir == "" {
-		return nil
-	}
-	o, err := resolvePath(out)
-	if err != nil {
-		return err
-	}
-	d, err := resolvePath(dir)
-	if err != nil {
-		return err
-	}
-	switch {
-	case o == d:
-		return fmt.Errorf("%w: both are %s", errNested, o)
-	case within(o, d):
-		return fmt.Errorf("%w: %s lies inside %s", errNested, out, dir)
-	case within(d, o):
-		return fmt.Errorf("%w: %s lies inside %s", errNested, dir, out)
-	}
-	return nil
-}
-
-// resolvePath is p made absolute and clean, with symbolic links resolved
-// in its longest existing prefix.
-func resolvePath(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	rest := ""
-	for cur := abs; ; cur = filepath.Dir(cur) {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest), nil
-		}
-		if filepath.Dir(cur) == cur {
-			return abs, nil
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-	}
-}
-
-// within says whether path p lies strictly inside directory d (both clean
-// and absolute).
-func within(p, d string) bool {
-	rel, err := filepath.Rel(d, p)
-	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// checkWritable creates and removes a file in dir.
-func checkWritable(dir string) error {
-	f, err := os.CreateTemp(dir, ".workload-write-check-*")
-	if err != nil {
-		return fmt.Errorf("workload: report directory not writable: %w", err)
-	}
-	f.Close()
-	return os.Remove(f.Name())
-}
-
-// Run runs the benchmark and writes cfg.Out/WORKLOAD.md and the plots (cfg.Out
-// "": a new temporary directory, in the returned Result's Config.Out). It
-// refuses, touching nothing, a cfg.Out or cfg.Dir that holds anything
-// (errOutNotEmpty, errDirNotEmpty), and an Out and a Dir that are the same
-// directory or lie one inside the other (errNested), and checks that
-// cfg.Out is writable before anything runs. It removes the databases in
-// every case (with the data directory and any parents it created for it),
-// and the report directory's contents (and the directory, with any parents
-// it created for it) when the run fails or is stopped; it returns
-// ErrLostKeys, after writing the report, if any present key was not read
-// back.
+// Run runs the benchmark and writes WORKLOAD.md and the plots in cfg.Out
+// ("": a new temporary directory); the returned Result's Config.Out is that
+// directory, resolved. It resolves cfg.Out and cfg.Dir through symbolic
+// links, dangling ones included, and refuses, creating and touching
+// nothing, either if it holds anything (errOutNotEmpty, errDirNotEmpty) and
+// the two if they are the same directory or lie one inside the other
+// (errNested); it checks that the report directory is writable before
+// anything runs. It removes the databases in every case, and the report
+// when the run fails or is stopped; of the directories, only those it
+// created (the directory and its missing parents), never a link. It
+// returns ErrLostKeys, after writing the report, if any present key was
+// not read back.
 func Run(cfg Config) (*Result, error) {
-	if err := checkApart(cfg.Out, cfg.Dir); err != nil {
-		return nil, err
-	}
-	out, outCleanup, err := prepareDir(cfg.Out, "pebble-workload-report-", errOutNotEmpty)
+	o, d, err := checkDirs(cfg.Out, cfg.Dir)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Out = out
+	out, outCleanup, err := o.create()
+	if err != nil {
+		return nil, err
+	}
 	if err := checkWritable(out); err != nil {
 		outCleanup()
 		return nil, err
 	}
-	dataDir, cleanup, err := prepareDir(cfg.Dir, "pebble-workload-", errDirNotEmpty)
+	dataDir, cleanup, err := d.create()
 	if err != nil {
 		outCleanup()
 		return nil, err
 	}
-	defer cleanup()
+	failed := true
+	defer func() {
+		cleanup() // first: the data directory may lie in a parent created for the report's
+		if failed {
+			outCleanup()
+		}
+	}()
+	cfg.Out = out
 	res, err := run(cfg, dataDir)
-	if err != nil && !errors.Is(err, ErrLostKeys) {
-		outCleanup()
-	}
+	failed = err != nil && !errors.Is(err, ErrLostKeys)
 	return res, err
 }
 
@@ -450,7 +330,7 @@ func (r *runner) shape(s shapeSpec, dataDir string) error {
 
 // databases builds every policy's database of the shape in base from lay:
 // the uniform policies and the fixed filter plans, then, from bloom(10)'s
-// database, the per-level spreads and FitPlan's plans. It returns them and
+// database, the per-level spreads and plan.Fit's plans. It returns them and
 // the layout as built.
 func (r *runner) databases(s shapeSpec, lay layout, base string) ([]*dbInst, layout, error) {
 	newDB := func(c policyCfg) *dbInst {

@@ -109,22 +109,6 @@ func TestRefusesNonEmptyDir(t *testing.T) {
 	}
 }
 
-// TestEmptyDirKept checks that an existing empty data directory is emptied
-// again, not removed.
-func TestEmptyDirKept(t *testing.T) {
-	dir := t.TempDir()
-	_, cleanup, err := prepareDir(dir, "x", errDirNotEmpty)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "made-by-run"), nil, 0o644)
-	cleanup()
-	ents, err := os.ReadDir(dir)
-	if err != nil || len(ents) != 0 {
-		t.Fatalf("after cleanup: %v entries, err %v", len(ents), err)
-	}
-}
-
 func TestMedianCI(t *testing.T) {
 	r := []float64{1.0, 0.9, 1.1, 1.05, 0.95, 1.02, 0.98, 1.01, 0.99, 1.03}
 	st := medianCI(r)
