@@ -16,6 +16,7 @@
 //     keep the plan in code and apply it at every open.
 //   - Tables keep the filters they were written with until compactions
 //     rewrite them: a plan reaches the LSM at the pace of its compactions.
-//   - A live plan reads the database from a goroutine of its own: call
-//     Live.Stop before closing the database.
+//   - A live plan reads the database from goroutines of its own: close the
+//     database with the DB that Live.Start returns (or call Live.Stop
+//     before Pebble's Close), as Pebble's Close is not safe beside a read.
 package plan

@@ -64,20 +64,19 @@ func ExampleFit() {
 
 // A live plan: set on the options before Open, started on the open
 // database, it fits itself and refits after flushes and compactions, with no
-// reopen; Stop it before closing the database.
+// reopen. The DB Start returns closes the database after the plan's refits.
 func ExampleLive() {
 	lp := plan.NewLive(plan.Config{MaxFilterBytes: 8 << 10}, time.Second)
 	opts := &pebble.Options{DisableAutomaticCompactions: true}
 	lp.Apply(opts)
-	db := fill(opts, 8_000)
-	if err := lp.Start(db); err != nil {
+	db, err := lp.Start(fill(opts, 8_000))
+	if err != nil {
 		panic(err)
 	}
+	defer db.Close() // stops the plan, then closes the database
 	st := lp.Status()
 	fmt.Println("fits:", st.Refits, "within the ceiling:", st.Bytes <= 8<<10)
 	fmt.Println("the levels write the fitted plan:", lp.Plan() == st.Plan)
-	lp.Stop()
-	db.Close()
 	// Output:
 	// fits: 1 within the ceiling: true
 	// the levels write the fitted plan: true

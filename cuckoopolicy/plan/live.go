@@ -2,7 +2,7 @@ package plan
 
 import (
 	"errors"
-	"math"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,27 +19,32 @@ const DefaultRefitInterval = time.Minute
 // ErrStarted is Live.Start's error when the plan runs already.
 var ErrStarted = errors.New("plan: live plan already started")
 
+// errFitPanic wraps a panic inside Pebble during a live fit, which a
+// database closed under it causes.
+var errFitPanic = errors.New("plan: the fit panicked inside Pebble (was the database closed without Stop?)")
+
 // ErrNotStarted is Live.Refit's error before Start.
 var ErrNotStarted = errors.New("plan: live plan not started")
 
 // Live is a plan that fits itself to a running database and refits as
 // it grows, keeping the filter bytes the lookups load within its ceiling
-// (Config.MaxFilterBytes). Set it on the options before Open with
-// Apply, then call Start with the open database; it refits after flushes,
-// compactions and ingests, at most once per refit interval unless a tenth of
-// the database has been written since the last fit, in a goroutine of its
-// own: writes and reads never wait for it. Call Stop before closing the
-// database.
+// (Config.MaxFilterBytes). Set it on the options before Open with Apply,
+// then call Start with the open database and close the database with the
+// DB Start returns. It refits after flushes, compactions and ingests: at
+// once when a tenth of the database has been written since the last fit
+// (checked on every flush and ingest), otherwise at most once per refit
+// interval. Fits run one at a time, in goroutines of the plan's own that
+// end with the fit: writes and reads never wait for them, and an idle plan
+// holds no goroutine.
 //
-// Each level gets a policy object of this package's family that writes each
-// new table at the budget of the latest fit: every block carries its own
-// parameters, so any reader of this package reads them all, and a table's
-// filter is always read by the policy its properties name. The levels write
-// only this package's blocks: cuckoo filters from 4 bits per key; below
-// that, Pebble's bloom filter at the bits the plan gives it, its table
-// wrapped in this package's trailer (the plan's reports call it "bloom(b)
-// in cuckoo blocks"); where the plan has no filter, unfiltered blocks (the
-// 32-byte trailer alone, "may contain" for every key). Readers of releases
+// Each level gets a policy object of cuckoopolicy's family that writes
+// each new table at the budget of the latest fit: every block carries its
+// own parameters, so any cuckoopolicy reader reads them all, and a table's
+// filter is always read by the policy its properties name. The levels
+// write cuckoo filters from 4 bits per key; below that, Pebble's bloom
+// table at the bits the plan gives it inside cuckoopolicy's trailer
+// ("bloom(b) in cuckoo blocks" in reports); where the plan has no filter,
+// unfiltered blocks ("may contain" for every key). Readers of releases
 // before the bloom blocks answer "may contain" for them. L6 has no filter
 // unless Config.UseL6 is set, and a ceiling of 0 writes none. Before the
 // first fit every level writes cuckoopolicy.FilterPolicy(10)'s filters.
@@ -47,12 +52,13 @@ var ErrNotStarted = errors.New("plan: live plan not started")
 // A fit plans for L0 as at most four tables (a write burst is short-lived),
 // and for a ceiling less what the tables below L0 take beyond what the plan
 // at the full ceiling would give them: tables keep the filters they were
-// written with until compactions rewrite them, and in a growing database the
-// older ones have more bits. The report's estimate is the plan's, on the current tables. The
-// OPTIONS file names each level's policy as this package's, so options
-// parsed from it read every table's filter.
+// written with until compactions rewrite them, and in a growing database
+// the older ones have more bits. The OPTIONS file names each level's
+// policy as cuckoopolicy's, so options parsed from it read every table's
+// filter.
 //
-// A Live is safe for concurrent use. Its zero value is not usable: call
+// Start, Stop, Refit, Status, Plan and the DB's Close are safe for
+// concurrent use and in any order. Its zero value is not usable: call
 // NewLive.
 type Live struct {
 	cfg      Config
@@ -60,22 +66,45 @@ type Live struct {
 	levels   [7]*liveLevel
 	state    atomic.Pointer[[7]pebble.FilterPolicy] // what each level writes now
 
-	// written counts the bytes flushed and ingested since the last fit;
-	// sizeAtFit is the tables' bytes that fit saw.
-	written   atomic.Uint64
-	sizeAtFit uint64
+	// written counts the bytes flushed and ingested since the last fit
+	// began; only a fit, under fitMu, takes from it.
+	written atomic.Uint64
 	// l0Keys is the keys of an L0 table when a fit last saw one: the size
 	// of the flushes an empty L0 is planned for.
 	l0Keys atomic.Uint64
 
-	mu      sync.Mutex
+	fitMu sync.Mutex // held by the one fit that runs
+
+	mu        sync.Mutex
+	run       *run // the database the plan runs on; nil when stopped
+	status    Status
+	last      time.Time // when the last fit that set a plan ended
+	sizeAtFit uint64    // the tables' bytes that fit saw
+}
+
+// run is one Start's hold on a database, until Stop or DB.Close.
+type run struct {
 	db      *pebble.DB
-	status  Status
-	last    time.Time
-	kick    chan struct{}
-	done    chan struct{}
-	stopped bool
-	wg      sync.WaitGroup
+	fits    sync.WaitGroup // fits running on db
+	pending bool           // a background fit is running or scheduled
+	timer   *time.Timer    // the refit the interval holds back, if any
+}
+
+// DB is an open database a live plan runs on, as Live.Start returns it.
+// Close it, not the *pebble.DB it embeds: its Close stops the plan's refits
+// and waits for one in progress before Pebble closes the database, which
+// Pebble requires (it closes with no other call in flight).
+type DB struct {
+	*pebble.DB
+	lp  *Live
+	run *run
+}
+
+// Close stops the live plan on the database, waits for a refit in
+// progress, and closes the database. It returns Pebble's Close error.
+func (d *DB) Close() error {
+	d.lp.stop(d.run)
+	return d.DB.Close()
 }
 
 // Status is what a Live has done: its latest fit's report (the plan
@@ -130,7 +159,7 @@ func NewLive(cfg Config, interval time.Duration) *Live {
 	if interval <= 0 {
 		interval = DefaultRefitInterval
 	}
-	lp := &Live{cfg: cfg.withDefaults(), interval: interval, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	lp := &Live{cfg: cfg.withDefaults(), interval: interval}
 	var init [7]pebble.FilterPolicy
 	for l := range lp.levels {
 		lp.levels[l] = &liveLevel{lp: lp, level: l}
@@ -161,12 +190,7 @@ func (lp *Live) Apply(opts *pebble.Options) {
 		}
 	}
 	Apply(opts, p)
-	ask := func() {
-		select {
-		case lp.kick <- struct{}{}:
-		default:
-		}
-	}
+	ask := lp.request
 	el := pebble.EventListener{
 		FlushEnd: func(info pebble.FlushInfo) {
 			for _, t := range info.Output {
@@ -189,47 +213,71 @@ func (lp *Live) Apply(opts *pebble.Options) {
 }
 
 // Start fits the plan to db, an open database whose options Apply
-// configured, and starts refitting it as db changes. It returns the first
-// fit's error (ErrClosed, or Pebble's): the plan then keeps
-// running and tries again after the next change. Start on a started plan
-// returns ErrStarted.
-func (lp *Live) Start(db *pebble.DB) error {
+// configured, and refits it as db changes until Stop or the returned DB's
+// Close. The first fit runs before Start returns; its error (ErrClosed, or
+// Pebble's) is returned with the DB, and the plan keeps running and fits
+// again after the next change. Start on a plan that runs on a database
+// returns ErrStarted and a nil DB; after Stop it starts again.
+//
+// Close the database with the returned DB's Close. Pebble's own Close is
+// not safe beside another call on the database, a refit's reads included:
+// a caller that closes the *pebble.DB itself calls Stop first.
+func (lp *Live) Start(db *pebble.DB) (*DB, error) {
 	if db == nil {
 		panic("plan: Live.Start with nil *pebble.DB")
 	}
 	lp.mu.Lock()
-	if lp.db != nil || lp.stopped {
+	if lp.run != nil {
 		lp.mu.Unlock()
-		return ErrStarted
+		return nil, ErrStarted
 	}
-	lp.db = db
+	r := &run{db: db}
+	lp.run = r
+	r.fits.Add(1)
 	lp.mu.Unlock()
-	err := lp.Refit()
-	lp.wg.Add(1)
-	go lp.run()
-	return err
+	err := lp.refit(r)
+	return &DB{DB: db, lp: lp, run: r}, err
 }
 
 // Stop ends the refits and waits for one in progress. The levels keep
-// writing the last plan. Call it before closing the database; Stop is
-// idempotent.
+// writing the last plan. Stop is idempotent, and safe at any time and
+// from any goroutine; a database closed through Live.Start's DB needs none.
 func (lp *Live) Stop() {
 	lp.mu.Lock()
-	if lp.stopped {
-		lp.mu.Unlock()
-		return
-	}
-	lp.stopped = true
-	close(lp.done)
+	r := lp.run
 	lp.mu.Unlock()
-	lp.wg.Wait()
+	lp.stop(r)
 }
 
-// Status returns what the plan has done so far.
+// stop ends r: no fit starts on its database from now on, and stop
+// returns once the fits running on it have ended.
+func (lp *Live) stop(r *run) {
+	if r == nil {
+		return
+	}
+	lp.mu.Lock()
+	if lp.run == r {
+		lp.run = nil
+	}
+	if r.timer != nil && r.timer.Stop() {
+		// The scheduled fit will not run: release its count.
+		r.timer, r.pending = nil, false
+		r.fits.Done()
+	}
+	lp.mu.Unlock()
+	r.fits.Wait()
+}
+
+// Status returns what the plan has done so far. Before the first fit its
+// Plan is what the levels write then.
 func (lp *Live) Status() Status {
 	lp.mu.Lock()
 	defer lp.mu.Unlock()
-	return lp.status
+	st := lp.status
+	if st.Refits == 0 {
+		st.Plan = lp.Plan()
+	}
+	return st
 }
 
 // Plan returns the plan the levels write now.
@@ -250,56 +298,119 @@ func (lp *Live) Plan() Plan {
 	return p
 }
 
-func (lp *Live) run() {
-	defer lp.wg.Done()
-	for {
-		select {
-		case <-lp.done:
-			return
-		case <-lp.kick:
-		}
-		lp.mu.Lock()
-		wait := time.Until(lp.last.Add(lp.interval))
-		// Writes of a tenth of the database since the last fit refit at
-		// once: a plan a few flushes old is fitted to an LSM that is gone.
-		if lp.written.Load()*growthRefit >= lp.sizeAtFit {
-			wait = 0
-		}
-		lp.mu.Unlock()
-		if wait > 0 {
-			select {
-			case <-lp.done:
-				return
-			case <-time.After(wait):
-			}
-		}
-		_ = lp.Refit() // recorded in the status
+// request asks for a refit, from Pebble's event listener (with the
+// database's mutex held: it never blocks, nor calls the database). A refit
+// starts at once where a tenth of the database has been written since the
+// last fit or the interval has passed, and after the rest of the interval
+// otherwise; one runs at a time, and a request while one runs or waits is
+// served by it or by the check after it.
+func (lp *Live) request() {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	lp.schedule(lp.run)
+}
+
+// schedule is request with lp.mu held, for r.
+func (lp *Live) schedule(r *run) {
+	if r == nil || lp.run != r {
+		return
 	}
+	wait := time.Until(lp.last.Add(lp.interval))
+	// Writes of a tenth of the database since the last fit refit at once:
+	// a plan a few flushes old is fitted to an LSM that is gone.
+	if lp.written.Load()*growthRefit >= lp.sizeAtFit {
+		wait = 0
+	}
+	if r.pending {
+		// A fit the interval holds back starts now if the writes ask.
+		if wait <= 0 && r.timer != nil && r.timer.Stop() {
+			r.timer = nil
+			go lp.background(r)
+		}
+		return
+	}
+	r.pending = true
+	r.fits.Add(1)
+	if wait <= 0 {
+		go lp.background(r)
+		return
+	}
+	r.timer = time.AfterFunc(wait, func() { lp.background(r) })
+}
+
+// background runs a requested fit on r, then checks whether the writes
+// made meanwhile ask for another.
+func (lp *Live) background(r *run) {
+	lp.mu.Lock()
+	r.timer = nil
+	if lp.run != r { // stopped while it waited
+		r.pending = false
+		lp.mu.Unlock()
+		r.fits.Done()
+		return
+	}
+	lp.mu.Unlock()
+	lp.refit(r) // its error is in the status
+	lp.mu.Lock()
+	r.pending = false
+	if lp.written.Load()*growthRefit >= lp.sizeAtFit && lp.written.Load() > 0 {
+		lp.schedule(r)
+	}
+	lp.mu.Unlock()
 }
 
 // Refit fits the plan to the database now, whatever the interval, and sets
-// the levels to write it. It returns the fit's error; on an error the levels
-// keep the plan they had. Refit before Start returns ErrNotStarted.
+// the levels to write it, after any fit in progress. It returns the fit's
+// error; on an error the levels keep the plan they had. Refit returns
+// ErrNotStarted on a plan that does not run on a database.
 func (lp *Live) Refit() error {
 	lp.mu.Lock()
-	db := lp.db
-	lp.mu.Unlock()
-	if db == nil {
+	r := lp.run
+	if r == nil {
+		lp.mu.Unlock()
 		return ErrNotStarted
 	}
+	r.fits.Add(1)
+	lp.mu.Unlock()
+	return lp.refit(r)
+}
+
+// refit runs one fit on r, whose fits count it already, and records it.
+// A panic inside Pebble (a database closed under the fit) is the fit's
+// error: a goroutine of the plan's never takes the process down.
+func (lp *Live) refit(r *run) (err error) {
+	defer r.fits.Done()
+	lp.fitMu.Lock()
+	defer lp.fitMu.Unlock()
 	start := time.Now()
 	written := lp.written.Load()
-	r, size, err := lp.fit(db)
+	var rep Report
+	var size uint64
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				if e, ok := p.(error); ok && errors.Is(e, pebble.ErrClosed) {
+					err = fmt.Errorf("%w: %v", ErrClosed, e)
+				} else {
+					err = fmt.Errorf("%w: %v", errFitPanic, p)
+				}
+			}
+		}()
+		rep, size, err = lp.fit(r.db)
+	}()
 	lp.mu.Lock()
 	defer lp.mu.Unlock()
 	now := time.Now()
 	lp.status.Refits++
 	lp.status.LastFit, lp.status.FitTime, lp.status.FitError = now, time.Since(start), err
 	if err != nil {
+		if (errors.Is(err, ErrClosed) || errors.Is(err, errFitPanic)) && lp.run == r {
+			lp.run = nil // the database closed under the plan: stop
+		}
 		return err
 	}
 	empty := true
-	for _, l := range r.Levels {
+	for _, l := range rep.Levels {
 		if l.Keys > 0 && l.Probes > 0 {
 			empty = false
 		}
@@ -313,138 +424,14 @@ func (lp *Live) Refit() error {
 	lp.sizeAtFit = size
 	lp.written.Add(-written)
 	if lp.cfg.MaxFilterBytes > 0 {
-		next := [7]pebble.FilterPolicy(r.Plan)
+		next := [7]pebble.FilterPolicy(rep.Plan)
 		lp.state.Store(&next)
 	}
-	for l, p := range r.Plan {
+	for l, p := range rep.Plan {
 		if p == family.Unfiltered {
-			r.Plan[l] = nil
+			rep.Plan[l] = nil
 		}
 	}
-	lp.status.Report = r
+	lp.status.Report = rep
 	return nil
-}
-
-// fit returns the live model's report on db and the bytes of its tables.
-func (lp *Live) fit(db *pebble.DB) (Report, uint64, error) {
-	s, cur, err := readShape(db, float64(lp.cfg.LevelMultiplier))
-	if err != nil {
-		return Report{}, 0, err
-	}
-	if lp.cfg.Current != nil {
-		cur = optionsPlan(lp.cfg.Current)
-	}
-	if s.tables[0] > 0 {
-		lp.l0Keys.Store(max(s.keys[0]/uint64(s.tables[0]), 1))
-	} else {
-		s.flushedL0(lp.l0Keys.Load())
-	}
-	s.steadyL0()
-	s.steadyLevels()
-	m := lp.cfg.model()
-	m.live = true
-	cfg := lp.cfg
-	cfg.MaxFilterBytes = lp.target(s, m)
-	r := s.report(cfg, cur, m)
-	r.Config = lp.cfg
-	return r, s.size, nil
-}
-
-// target is the ceiling a refit plans new tables for: the plan's ceiling
-// less the excess of the tables below L0 over what the plan at the ceiling
-// (the reference) would take on them, at least half the ceiling. Tables keep
-// their filters until compactions rewrite them, and in a growing database
-// the older ones were written for fewer keys, with more bits: new tables make
-// up for them while they last, and tables written with fewer bytes than the
-// reference give theirs back. The reference depends on the tables' keys
-// alone, never on what earlier refits chose, so a refit that spent less
-// cannot make the next spend less still.
-func (lp *Live) target(s shape, m model) uint64 {
-	c := lp.cfg.MaxFilterBytes
-	if !lp.cfg.UseL6 {
-		s.probes[6] = 0
-	}
-	ref, _ := s.plan(float64(c), m)
-	var excess float64
-	for l := 1; l < 7; l++ {
-		if !s.active(l) || s.projected[l] {
-			continue
-		}
-		model, _ := s.levelCost(l, ref[l])
-		excess += float64(s.filterBytes[l]) - model
-	}
-	switch {
-	case excess <= 0:
-		return c
-	case excess >= float64(c/2):
-		return c / 2
-	}
-	return c - uint64(excess)
-}
-
-// growthRefit: bytes written of a growthRefit-th of the database's tables
-// since the last fit ask for a refit without waiting for the interval.
-const growthRefit = 10
-
-// steadyL0Tables is the L0 a live plan fits to: Pebble's default
-// L0CompactionThreshold of tables.
-const steadyL0Tables = 4
-
-// steadyL0 scales L0 down to steadyL0Tables tables where it holds more: a
-// live plan refits during write bursts, when L0 piles up for a moment, and a
-// plan fitted to that moment gives L0's short-lived tables the bytes of the
-// levels its compactions are writing to.
-func (s *shape) steadyL0() {
-	t := s.tables[0]
-	if t <= steadyL0Tables {
-		return
-	}
-	f := float64(steadyL0Tables) / float64(t)
-	s.keys[0] = uint64(float64(s.keys[0]) * f)
-	s.probes[0] *= f
-	s.tables[0] = steadyL0Tables
-	s.sizes[0] = nil
-}
-
-// steadyLevels scales each level between L0 and the deepest down to the
-// size Pebble targets for it, where it holds more (its fill factor above 1).
-// In a write burst the upper levels hold several times their targets for a
-// while, and a plan fitted to that moment would give the tables compactions
-// write then, which outlast the burst, a fraction of the bits. A level's
-// filter bytes scale with its keys, so that the excess target counts is bits
-// per key, not compaction debt.
-func (s *shape) steadyLevels() {
-	deepest := 0
-	for l := 6; l >= 1; l-- {
-		if s.tables[l] > 0 && !s.projected[l] {
-			deepest = l
-			break
-		}
-	}
-	for l := 1; l < deepest; l++ {
-		if s.projected[l] || !(s.fill[l] > 1) {
-			continue
-		}
-		f := 1 / s.fill[l]
-		s.keys[l] = max(uint64(float64(s.keys[l])*f), 1)
-		s.filterBytes[l] = uint64(float64(s.filterBytes[l]) * f)
-		s.tables[l] = max(int(math.Round(float64(s.tables[l])*f)), 1)
-		s.sizes[l] = nil
-	}
-}
-
-// flushedL0 plans an empty L0 for the tables the next flushes write: half
-// of steadyL0Tables tables of perTable keys, each probed by every lookup. A
-// plan has nothing to fit on an empty L0 and would give it the policy of
-// the level below, often a small projected one at the cap, and the
-// flushes that follow would write L0 at many times the bits it is worth.
-// Without a size seen yet (0) L0 stays empty.
-func (s *shape) flushedL0(perTable uint64) {
-	if perTable == 0 {
-		return
-	}
-	const tables = steadyL0Tables / 2
-	s.keys[0], s.tables[0], s.probes[0] = tables*perTable, tables, tables
-	s.sizes[0] = nil
-	s.projected[0] = true
 }

@@ -27,11 +27,11 @@ func TestLivePlan(t *testing.T) {
 	m.Open(lp.Apply)
 
 	m.FlushTables(2, 2_000)
-	if err := lp.Start(m.DB); err != nil {
+	if _, err := lp.Start(m.DB); err != nil {
 		t.Fatal(err)
 	}
-	if err := lp.Start(m.DB); !errors.Is(err, plan.ErrStarted) {
-		t.Errorf("second Start: %v, want ErrStarted", err)
+	if d, err := lp.Start(m.DB); !errors.Is(err, plan.ErrStarted) || d != nil {
+		t.Errorf("second Start: %v, %v; want ErrStarted and no DB", d, err)
 	}
 	st := lp.Status()
 	if st.Refits != 1 || st.FitError != nil || st.Bytes > budget || st.Plan[0] == nil || st.Plan[6] != nil {
@@ -83,7 +83,7 @@ func TestLivePlanLowBudget(t *testing.T) {
 	m := dbtest.New(t)
 	m.Open(lp.Apply)
 	m.FlushTables(4, perTable)
-	if err := lp.Start(m.DB); err != nil {
+	if _, err := lp.Start(m.DB); err != nil {
 		t.Fatal(err)
 	}
 	p := lp.Plan()
@@ -108,21 +108,21 @@ func TestLivePlanLowBudget(t *testing.T) {
 	m.Close()
 }
 
-// TestLivePlanClosed checks that a fit on a closed database is ErrClosed,
-// not a panic, and keeps the plan the levels write.
+// TestLivePlanClosed checks that a stopped plan fits no more, and keeps the
+// plan the levels write.
 func TestLivePlanClosed(t *testing.T) {
 	lp := plan.NewLive(plan.Config{MaxFilterBytes: 1 << 20, UseL6: true}, time.Hour)
 	m := dbtest.New(t)
 	m.Open(lp.Apply)
 	m.FlushTables(1, 1_000)
-	if err := lp.Start(m.DB); err != nil {
+	if _, err := lp.Start(m.DB); err != nil {
 		t.Fatal(err)
 	}
 	before := lp.Plan()
 	lp.Stop()
 	m.Close()
-	if err := lp.Refit(); !errors.Is(err, plan.ErrClosed) {
-		t.Errorf("Refit on a closed database: %v, want ErrClosed", err)
+	if err := lp.Refit(); !errors.Is(err, plan.ErrNotStarted) {
+		t.Errorf("Refit after Stop: %v, want ErrNotStarted", err)
 	}
 	if lp.Plan() != before || lp.Plan()[6] == nil {
 		t.Errorf("after a failed fit the levels write %v, before %v; want unchanged, L6 filtered (UseL6)", lp.Plan(), before)

@@ -222,7 +222,7 @@ func (s *scenario) start(ctx context.Context) error {
 			// A service adopting a live plan on the start database: its
 			// levels wrote FilterPolicy(10) until now, and the first fit
 			// is the start checkpoint's.
-			if err := st.live.Start(st.db); err != nil {
+			if _, err := st.live.Start(st.db); err != nil {
 				return fmt.Errorf("growth: live plan start: %w", err)
 			}
 		}
