@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/internal/pebbletest"
 )
 
 // TestCorruptTable damages a table's footer, magic number or length: whatif
@@ -71,7 +72,7 @@ func (p fakeFilter) Finish(buf []byte) []byte                          { return 
 func fakeDB(t *testing.T, p pebble.FilterPolicy) (dir, table string) {
 	t.Helper()
 	dir = t.TempDir()
-	o := &pebble.Options{Logger: quiet{}}
+	o := &pebble.Options{Logger: pebbletest.QuietLogger{}}
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = p
 		o.Levels[i].FilterType = pebble.TableFilter

@@ -59,16 +59,8 @@ func runCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return o.String(), e.String(), code
 }
 
-type quiet struct{}
-
-func (quiet) Infof(string, ...any)  {}
-func (quiet) Errorf(string, ...any) {}
-func (quiet) Fatalf(f string, a ...any) {
-	panic(fmt.Sprintf(f, a...))
-}
-
 func options() *pebble.Options {
-	o := &pebble.Options{DisableAutomaticCompactions: true, Logger: quiet{}}
+	o := &pebble.Options{DisableAutomaticCompactions: true, Logger: pebbletest.QuietLogger{}}
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 		o.Levels[i].FilterType = pebble.TableFilter

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,21 +23,12 @@ import (
 // life of the process instead of being closed: one descriptor, and the
 // process keeps its lock.
 func lockShared(path string) (func() error, error) {
-	// O_NONBLOCK: opening a named pipe does not wait for a writer, and
-	// the file is refused unless it is regular.
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
-	if errors.Is(err, os.ErrNotExist) {
-		return func() error { return nil }, nil
-	}
+	f, err := openLock(path)
 	if err != nil {
-		return nil, fmt.Errorf("whatif: %w", err)
+		return nil, err
 	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		_ = f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("whatif: %w", err)
-		}
-		return nil, notRegular(path, st.Mode())
+	if f == nil {
+		return func() error { return nil }, nil
 	}
 	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: io.SeekStart}
 	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {

@@ -3,10 +3,8 @@
 package whatif
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,21 +16,12 @@ import (
 // does not see a lock this very process holds, nor keep a Pebble from opening
 // the database while whatif reads it: run whatif on a checkpoint or a copy.
 func lockShared(path string) (func() error, error) {
-	// O_NONBLOCK: opening a named pipe does not wait for a writer, and
-	// the file is refused unless it is regular.
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
-	if errors.Is(err, os.ErrNotExist) {
-		return func() error { return nil }, nil
-	}
+	f, err := openLock(path)
 	if err != nil {
-		return nil, fmt.Errorf("whatif: %w", err)
+		return nil, err
 	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		_ = f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("whatif: %w", err)
-		}
-		return nil, notRegular(path, st.Mode())
+	if f == nil {
+		return func() error { return nil }, nil
 	}
 	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: io.SeekStart}
 	err = unix.FcntlFlock(f.Fd(), unix.F_GETLK, &lk)

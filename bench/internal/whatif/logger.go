@@ -10,9 +10,9 @@ import (
 // logger is Pebble's logger under Analyze: Pebble's informational lines are
 // kept out of the report, its error lines go to stderr, and a fatal one
 // panics with a fatal value, which Analyze recovers and returns as an error
-// (see catch). whatif imports no test package, so it keeps its own logger
-// rather than the test fixtures' one, which would link package testing into
-// the command.
+// (see catch). It is not the test fixtures' pebbletest.QuietLogger, which
+// the tests use to build databases: that one panics with a string, which
+// catch would let through, and the command links no test fixtures.
 type logger struct{}
 
 // Infof implements pebble.Logger.

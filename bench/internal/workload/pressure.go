@@ -93,6 +93,15 @@ func (r *Result) writePressure(w func(string, ...any)) {
 	if len(regs) == 0 {
 		return
 	}
+	r.writePressureIntro(w, regs)
+	r.writePressureBytes(w, regs)
+	r.writeCachePlans(w)
+	r.writePressureShort(w)
+	r.writePressureCells(w, regs)
+}
+
+// writePressureIntro writes the section's heading and how it counts.
+func (r *Result) writePressureIntro(w func(string, ...any), regs []regimeSpec) {
 	w("\n## Memory pressure\n\n")
 	w("One block cache per database of a fixed share of the shape's tables without their filter blocks (the same bytes for every policy), shared by filter, index and data blocks with no headroom for filters (the cache is the share plus the %s an open database's memtables reserve in it, so that the blocks get the share):", mib(float64(r.MemtableReserve)))
 	for _, g := range regs {
@@ -100,6 +109,11 @@ func (r *Result) writePressure(w func(string, ...any)) {
 	}
 	w(" every sstable read waits the slow device's %s (measured %s per read). Warmed by one untimed pass of every path; the timed runs read keys no earlier run read.\n\n", r.Config.Delay, r.DelayMeasured.Round(100*time.Nanosecond))
 	w("Counted per operation. Cache misses by kind: the reads of the file system (ReadAt on .sst files), each classified by the block at its offset; Pebble reads a block from the file only when the block cache misses, one read per block, so these are the misses, and each waits the device delay (f / i / d: filter, index, data; v+o: value blocks and the rest, e.g. a table's metaindex). Lookups: block-cache lookups (the database's own cache, db.Metrics().BlockCache hits + misses); Pebble v2.1.7 does not count them by kind, but a filter probe (db.Metrics().Filter) looks its filter block up once, so f = filter probes and i+d = the other lookups (index, data and value blocks). Device µs: the misses times the delay as calibrated at the start of the run (%s per read), the time per operation the model says the device takes; waited µs: the time the reads of the cell actually spent in the delay (a nanosleep overshoots by a varying amount on a busy machine); both divided by the number of goroutines, whose waits overlap; device share: waited µs over the measured time (the rest is the CPU's). Time: median over repetitions; ×bloom(10) and ×noL6 (CockroachDB's bloom(10)-noL6): medians of paired ratios [sign-test interval]; the twin's row is the A/A noise floor of its cell, and \"slower\" marks a ratio to bloom(10) whose interval lies above 1.02 and above the twin's.\n\n", r.DelayMeasured.Round(100*time.Nanosecond))
+}
+
+// writePressureBytes writes, per shape and regime, the cache against the
+// filter and index bytes each policy's lookups load.
+func (r *Result) writePressureBytes(w func(string, ...any), regs []regimeSpec) {
 	w("| shape | regime | cache | index bytes | policy | filter bytes L0-L5 | ×cache | filter bytes L0-L6 | ×cache |\n|---|---|---:|---:|---|---:|---:|---:|---:|\n")
 	for _, s := range r.Shapes {
 		for _, g := range regs {
@@ -117,7 +131,11 @@ func (r *Result) writePressure(w func(string, ...any)) {
 			}
 		}
 	}
-	r.writeCachePlans(w)
+}
+
+// writePressureShort writes the short table: every policy's time as a
+// ratio to bloom(10)-noL6, on the first thread count.
+func (r *Result) writePressureShort(w func(string, ...any)) {
 	w("\nIn short: time per operation as a ratio to CockroachDB's configuration (bloom(10)-noL6), median of paired ratios, on %d goroutine(s); whatif -cache: the plan it recommends for the row's regime (whatif-<regime>; \"budget 0\" where that is bloom(10)-noL6 itself); twin: bloom(10)-twin/bloom(10) [interval], the noise floor of the row.\n\n", r.Config.Threads[0])
 	var short []string
 	for _, n := range pressurePolicies {
@@ -141,6 +159,11 @@ func (r *Result) writePressure(w func(string, ...any)) {
 		w(" %s | %s |\n", r.cachePlanCell(k), r.twinCell(k))
 	}
 	w("\n")
+}
+
+// writePressureCells writes the full table: a row per pressure cell and
+// policy, the twin included.
+func (r *Result) writePressureCells(w func(string, ...any), regs []regimeSpec) {
 	w("| shape | regime | path | threads | policy | µs/op | ×bloom(10) | ×noL6 | lookups f / i+d | hit rate | misses f / i / d / v+o | device µs | waited µs | device share |\n|---|---|---|---:|---|---:|---|---|---|---:|---|---:|---:|---:|\n")
 	for _, k := range r.cellKeys() {
 		i := slices.IndexFunc(regs, func(g regimeSpec) bool { return g.Name == k.Regime })
@@ -149,44 +172,47 @@ func (r *Result) writePressure(w func(string, ...any)) {
 		}
 		names := append(slices.Clone(regs[i].Policies), twinName)
 		for _, n := range names {
-			cs := r.Cells[k][n]
-			if cs == nil || cs.Ops == 0 {
-				continue
+			if cs := r.Cells[k][n]; cs != nil && cs.Ops > 0 {
+				r.writePressureRow(w, k, n, cs)
 			}
-			o := float64(cs.Ops)
-			us := median(cs.NsPerOp) / 1e3
-			vsBase := "-"
-			if n != planBase {
-				vsBase = r.timeCell(k, n, planBase)
-				if st := r.timeRatio(k, n, planBase); st.N > 0 && n != twinName && r.slowerThanTwin(k, st) {
-					vsBase += " slower"
-				}
-			}
-			vsNoL6 := "-"
-			if n != planBloomNoL6 {
-				vsNoL6 = r.timeCell(k, n, planBloomNoL6)
-			}
-			fl := float64(cs.Hits+cs.Misses) / o
-			lookups := float64(cs.Cache.Hits+cs.Cache.Misses) / o
-			hit := math.NaN()
-			if cs.Cache.Hits+cs.Cache.Misses > 0 {
-				hit = float64(cs.Cache.Hits) / float64(cs.Cache.Hits+cs.Cache.Misses)
-			}
-			rd := cs.IO.Reads
-			var all int64
-			for _, x := range rd {
-				all += x
-			}
-			// The waits of concurrent operations overlap: on t goroutines
-			// the device takes a t-th of its waits' sum per operation.
-			dev := float64(all) / o * float64(r.DelayMeasured) / 1e3 / float64(k.Threads)
-			waited := float64(cs.IO.Waited) / o / 1e3 / float64(k.Threads)
-			w("| %s | %s | %s | %d | %s | %.1f | %s | %s | %.2f / %.2f | %s | %.2f / %.2f / %.2f / %.2f | %.1f | %.1f | %s |\n",
-				k.Shape, k.Regime, k.Path, k.Threads, n, us, vsBase, vsNoL6, fl, lookups-fl, f3(hit),
-				float64(rd[kindFilter])/o, float64(rd[kindIndex])/o, float64(rd[kindData])/o, float64(rd[kindValue]+rd[kindOther])/o,
-				dev, waited, f3(waited/us))
 		}
 	}
+}
+
+// writePressureRow writes policy n's row of cell k in the full table.
+func (r *Result) writePressureRow(w func(string, ...any), k cellKey, n string, cs *cellStats) {
+	o := float64(cs.Ops)
+	us := median(cs.NsPerOp) / 1e3
+	vsBase := "-"
+	if n != planBase {
+		vsBase = r.timeCell(k, n, planBase)
+		if st := r.timeRatio(k, n, planBase); st.N > 0 && n != twinName && r.slowerThanTwin(k, st) {
+			vsBase += " slower"
+		}
+	}
+	vsNoL6 := "-"
+	if n != planBloomNoL6 {
+		vsNoL6 = r.timeCell(k, n, planBloomNoL6)
+	}
+	fl := float64(cs.Hits+cs.Misses) / o
+	lookups := float64(cs.Cache.Hits+cs.Cache.Misses) / o
+	hit := math.NaN()
+	if cs.Cache.Hits+cs.Cache.Misses > 0 {
+		hit = float64(cs.Cache.Hits) / float64(cs.Cache.Hits+cs.Cache.Misses)
+	}
+	rd := cs.IO.Reads
+	var all int64
+	for _, x := range rd {
+		all += x
+	}
+	// The waits of concurrent operations overlap: on t goroutines
+	// the device takes a t-th of its waits' sum per operation.
+	dev := float64(all) / o * float64(r.DelayMeasured) / 1e3 / float64(k.Threads)
+	waited := float64(cs.IO.Waited) / o / 1e3 / float64(k.Threads)
+	w("| %s | %s | %s | %d | %s | %.1f | %s | %s | %.2f / %.2f | %s | %.2f / %.2f / %.2f / %.2f | %.1f | %.1f | %s |\n",
+		k.Shape, k.Regime, k.Path, k.Threads, n, us, vsBase, vsNoL6, fl, lookups-fl, f3(hit),
+		float64(rd[kindFilter])/o, float64(rd[kindIndex])/o, float64(rd[kindData])/o, float64(rd[kindValue]+rd[kindOther])/o,
+		dev, waited, f3(waited/us))
 }
 
 // isPressure says whether the regime named name is a pressure regime.
@@ -251,7 +277,18 @@ func (r *Result) pressureVerdicts() []verdictRow {
 	if len(regs) == 0 {
 		return nil
 	}
-	// 1. The misses by kind times the device delay predict the time.
+	small := regs[0]
+	for _, g := range regs {
+		if g.Pressure < small.Pressure {
+			small = g
+		}
+	}
+	return []verdictRow{r.deviceModelVerdict(), r.l6PlanVerdict(small), r.cachePlanVerdict(small), r.bloomOnlyVerdict()}
+}
+
+// deviceModelVerdict judges the device model: the misses by kind times the
+// device delay predict the time.
+func (r *Result) deviceModelVerdict() verdictRow {
 	var model planJudge
 	var shares []float64
 	for _, k := range r.cellKeys() {
@@ -276,16 +313,12 @@ func (r *Result) pressureVerdicts() []verdictRow {
 	if len(shares) > 0 {
 		model.detail = append(model.detail, fmt.Sprintf("%d cells of one goroutine; predicted/measured: median %.3f, from %.3f to %.3f", len(shares), median(shares), slices.Min(shares), slices.Max(shares)))
 	}
-	out := []verdictRow{model.verdict("Memory pressure: the block-cache misses per operation by kind times the device delay they waited predict the time on the slow device within 10% (every policy and path, one goroutine)")}
+	return model.verdict("Memory pressure: the block-cache misses per operation by kind times the device delay they waited predict the time on the slow device within 10% (every policy and path, one goroutine)")
+}
 
-	// 2. At the smaller cache, an L6 plan whose filters and indexes fit it
-	// against CockroachDB's configuration.
-	small := regs[0]
-	for _, g := range regs {
-		if g.Pressure < small.Pressure {
-			small = g
-		}
-	}
+// l6PlanVerdict judges, at the smaller cache, an L6 plan whose filters and
+// indexes fit it against CockroachDB's configuration.
+func (r *Result) l6PlanVerdict(small regimeSpec) verdictRow {
 	var l6 planJudge
 	for _, s := range r.shapeNames() {
 		if !r.ranRegime(s, small.Name) {
@@ -316,10 +349,12 @@ func (r *Result) pressureVerdicts() []verdictRow {
 			}
 		}
 	}
-	out = append(out, l6.verdict(fmt.Sprintf("Memory pressure, %s: an L6 plan whose filters and indexes fit the cache (planfor-l6, else planfor-l6-noL6bytes) takes <= 0.5x the time of bloom(10)-noL6 on absent L6-filtered lookups and is not slower on present Gets and the 50/50 L6-filtered lookups (twin rule)", small.Name)))
-	out = append(out, r.cachePlanVerdict(small))
+	return l6.verdict(fmt.Sprintf("Memory pressure, %s: an L6 plan whose filters and indexes fit the cache (planfor-l6, else planfor-l6-noL6bytes) takes <= 0.5x the time of bloom(10)-noL6 on absent L6-filtered lookups and is not slower on present Gets and the 50/50 L6-filtered lookups (twin rule)", small.Name))
+}
 
-	// 3. plan.Fit's plans against the best bloom-only plan at the same bytes.
+// bloomOnlyVerdict judges plan.Fit's plans against the best bloom-only plan
+// at the same bytes.
+func (r *Result) bloomOnlyVerdict() verdictRow {
 	var bo planJudge
 	for _, k := range r.cellKeys() {
 		if !isPressure(k.Regime) {
@@ -337,6 +372,5 @@ func (r *Result) pressureVerdicts() []verdictRow {
 		}
 	}
 	bo.detail = append(bo.detail, fmt.Sprintf("%d cells", bo.judged))
-	out = append(out, bo.verdict("Memory pressure: plan.Fit's plans never slower than the best bloom-only plan at the same ceiling (planfor-get, planfor-noL6bytes, planfor-l6, planfor-l6-noL6bytes against their bloomonly-*; twin rule)"))
-	return out
+	return bo.verdict("Memory pressure: plan.Fit's plans never slower than the best bloom-only plan at the same ceiling (planfor-get, planfor-noL6bytes, planfor-l6, planfor-l6-noL6bytes against their bloomonly-*; twin rule)")
 }
