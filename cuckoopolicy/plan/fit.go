@@ -25,17 +25,29 @@ const (
 	// lookup a plan's step must save for each KiB of filter it adds, unless
 	// Config.MinGain says otherwise.
 	DefaultMinGain = 1e-6
-	// DefaultLevelMultiplier is Pebble's default Options.LevelMultiplier.
-	DefaultLevelMultiplier = 10
 )
 
-// Config says what a plan is for. The zero Config plans no filters.
+// Config says what a plan is for.
+//
+// The budget: at each fit, the filter bytes the Reference configuration
+// would take on the LSM as it is now, on the levels the lookups load (L0 to
+// L5, and L6 with UseL6), so that it grows and shrinks with the data as the
+// reference's bytes would; at most MaxFilterBytes where that is set. With
+// Fixed, MaxFilterBytes itself is the budget. The zero Config plans at the
+// bytes of bloom.FilterPolicy(10) on L0 to L5, for db.Get.
 type Config struct {
-	// MaxFilterBytes is the ceiling on the filter bytes the lookups load:
-	// the filters of L0 to L5, and of L6 too with UseL6, counting the levels
-	// the LSM is heading to (see Fit). A plan may spend less. 0 plans no
-	// filters.
+	// Reference is the configuration the plan replaces. nil means the
+	// options in Current where they set a filter on some level, otherwise
+	// the filters the database's tables carry (for a live plan: the levels'
+	// policies of the options Apply configures), and where those have none,
+	// bloom.FilterPolicy(10) on L0 to L5 and none on L6.
+	Reference *Plan
+	// MaxFilterBytes, if not 0, caps the budget: the most filter bytes the
+	// lookups may load, for a service with a fixed memory.
 	MaxFilterBytes uint64
+	// Fixed makes MaxFilterBytes the budget, whatever the reference takes;
+	// with MaxFilterBytes 0 it plans no filters.
+	Fixed bool
 	// UseL6 says whether the lookups read L6 filters (iterators with
 	// IterOptions.UseL6Filters); db.Get does not, and a plan for it has no
 	// filter on L6.
@@ -46,14 +58,12 @@ type Config struct {
 	CapBitsPerKey int
 	// MinGain is the fewest expected false-positive reads per absent lookup
 	// a step must save per KiB of filter it adds; 0 means DefaultMinGain, a
-	// negative value no floor (spend up to the ceiling).
+	// negative value no floor (spend up to the budget).
 	MinGain float64
-	// LevelMultiplier is the database's Options.LevelMultiplier; 0 means
-	// DefaultLevelMultiplier.
-	LevelMultiplier int
 	// Current, if not nil, are the options the database runs with: the
-	// report's Current estimate is their levels' policies. If nil, it is
-	// estimated from the filters the tables carry.
+	// report's Current estimate is their levels' policies, and an empty L0
+	// is planned for flushes of their MemTableSize. If nil, the current
+	// policies are estimated from the filters the tables carry.
 	Current *pebble.Options
 }
 
@@ -64,9 +74,6 @@ func (c Config) withDefaults() Config {
 	c.CapBitsPerKey = min(max(c.CapBitsPerKey, cuckoopolicy.MinBitsPerKey), cuckoopolicy.MaxBitsPerKey)
 	if c.MinGain == 0 {
 		c.MinGain = DefaultMinGain
-	}
-	if c.LevelMultiplier <= 1 {
-		c.LevelMultiplier = DefaultLevelMultiplier
 	}
 	return c
 }
@@ -89,7 +96,7 @@ type LevelShape struct {
 	Keys      uint64  // distinct keys (prefixes) its filters hold
 	Tables    int     // its tables
 	Probes    float64 // tables an absent lookup probes there, on average
-	Projected bool    // empty now: planned for the keys it will hold
+	Projected bool    // empty now: planned for the flushes to come (L0 only)
 }
 
 // Report is a plan with what it costs and what it saves, at equal
@@ -97,11 +104,18 @@ type LevelShape struct {
 // has now, bloom.FilterPolicy(10) everywhere, and the best plan of Pebble's
 // bloom filter alone within the same ceiling (what a bloom user can do
 // without this package). Bytes count the filters the lookups load (L0-L5,
-// and L6 with UseL6), on the levels as they are and as planned for the
-// empty ones.
+// and L6 with UseL6), on the levels as they are and on an empty L0 as
+// planned for the flushes to come.
 type Report struct {
 	Config Config // with defaults filled in
 	Levels [7]LevelShape
+	// Budget is the filter bytes the plan was fitted within, and
+	// BudgetBitsPerKey the same over the keys of the levels the lookups
+	// load; Reference is the configuration whose bytes set it (its Plan
+	// nil with Config.Fixed), by the same model.
+	Budget           uint64
+	BudgetBitsPerKey float64
+	Reference        Estimate
 	Estimate
 	Current   Estimate
 	Bloom10   Estimate
@@ -118,56 +132,132 @@ type Report struct {
 // range holds it (in L0 they overlap; L6 only with UseL6), a table in
 // proportion to its keys, and a table's filter admits it with the rate its
 // policy gives on that table. Each candidate is costed per table as the
-// writer builds it: this package's blocks by the writer's own sizing (small
+// writer builds it: cuckoopolicy's blocks by the writer's own sizing (small
 // tables included) and rates from the fingerprint width and load, Pebble's
-// bloom blocks by its line rounding and its measured curve (embedded in the
-// package), for every budget from 1 (bloom) or 4 (cuckoo) bits per key to
-// the cap. How many tables of each level a lookup probes, and how many
-// versions each level holds per key prefix, come from a sample of a few
-// thousand positions spread over every level's tables in proportion to
-// their entries (L0 included), read through db.ScanInternal. Table bounds
-// are compared bytewise.
+// bloom blocks by its line rounding and its measured curve, for every
+// budget from 1 (bloom) or 4 (cuckoo) bits per key to the cap. How many
+// tables of each level a lookup probes, and how many versions each level
+// holds per key prefix, come from a sample of a few thousand positions
+// spread over every level's tables in proportion to their entries (L0
+// included), read through db.ScanInternal. Table bounds are compared
+// bytewise.
 //
-// Empty levels between L0 and the deepest populated level are planned for
-// the keys they will hold, a LevelMultiplier-th of the level below, in
-// tables of that level's size, and their bytes count against the ceiling:
-// the plan keeps to it as those levels form. Empty levels above every
-// planned level take the first planned level's policy; empty levels below
-// them the bits per key the ceiling averages over the keys planned for, at
-// most 10 (the family that is better at that budget).
+// A plan spends on the tables the database has, and on an empty L0 as two
+// flushes of the size L0's tables last had (for Fit, of Current's
+// MemTableSize, or Pebble's default); never on levels that may form.
+// Empty levels above every planned level take the first planned level's
+// policy; empty levels below them the bits per key the budget averages over
+// the keys planned for, at most 10.
 //
 // The search: the greedy over each level's lower convex hull of (bytes,
 // false positives), dominated points removed, taking the step that saves
-// the most per byte first, with a fractional last step (a cuckoo cuckoopolicy.Policy at
+// the most per byte first, with a fractional last step (a cuckoo Policy at
 // the load the bytes left give), and an exact search over every level's
-// whole-budget choices with bytes rounded up to 1/65536 of the ceiling,
+// whole-budget choices with bytes rounded up to 1/65536 of the budget,
 // each followed by a pass that moves one or two levels at a time to another
-// point while that helps; Fit keeps the better. So the plan is never worse than the best choice
-// of whole budgets per level within the ceiling less 7/65536 of it, and
-// never takes more than the ceiling by the model. Both stop where the next step saves less than MinGain per KiB.
+// point while that helps; then the reference itself and FilterPolicy(B) on
+// the reference's levels, for every B, where they fit the budget. Fit keeps
+// the best: by the model, the plan is never worse than the reference or a
+// uniform FilterPolicy(B) within the budget, and never takes more than the
+// budget. The searches stop where the next step saves less than MinGain
+// per KiB.
 //
 // A plan is bits per key, level by level: as the database grows its bytes
 // grow with the keys, as any bits-per-key policy's do. Fit returns
-// ErrNilDB for a nil db, ErrClosed for a closed one, and the errors Pebble
-// returns reading it.
+// ErrClosed for a database closed before the call, and the errors Pebble
+// returns reading it. Like every call on a *pebble.DB, Fit must not run
+// concurrently with the database's Close; it panics if db is nil.
 func Fit(db *pebble.DB, cfg Config) (Report, error) {
 	cfg = cfg.withDefaults()
 	if db == nil {
 		panic("plan: Fit with nil *pebble.DB")
 	}
-	s, cur, err := readShape(db, float64(cfg.LevelMultiplier))
+	s, cur, err := readShape(db)
 	if err != nil {
 		return Report{Config: cfg}, err
 	}
+	var opts Plan
 	if cfg.Current != nil {
 		cur = optionsPlan(cfg.Current)
+		opts = cur
 	}
-	return s.report(cfg, cur, cfg.model()), nil
+	if s.tables[0] == 0 {
+		s.flushedL0(s.flushKeys(cfg.Current))
+	}
+	return s.report(cfg, cur, cfg.reference(opts, cur), cfg.model()), nil
+}
+
+// loadedKeys is the keys of the levels the lookups load.
+func (r *Report) loadedKeys() uint64 {
+	var keys uint64
+	for _, l := range r.Levels {
+		if l.Probes > 0 {
+			keys += l.Keys
+		}
+	}
+	return keys
+}
+
+// defaultMemTableSize is Pebble's default Options.MemTableSize.
+const defaultMemTableSize = 4 << 20
+
+// flushKeys estimates the keys of a flush: a memtable of opts (nil: of
+// Pebble's default size) at the keys per byte of s's tables; 0 where s has
+// no tables.
+func (s *shape) flushKeys(opts *pebble.Options) uint64 {
+	var keys uint64
+	for _, k := range s.keys {
+		keys += k
+	}
+	if s.size == 0 || keys == 0 {
+		return 0
+	}
+	mem := uint64(defaultMemTableSize)
+	if opts != nil && opts.MemTableSize > 0 {
+		mem = opts.MemTableSize
+	}
+	return max(uint64(float64(mem)*float64(keys)/float64(s.size)), 1)
+}
+
+// defaultReference is the reference where no other is known: bloom(10) on
+// L0 to L5 and none on L6, the configuration of CockroachDB and of most
+// Pebble clients.
+func defaultReference() Plan {
+	b := bloom.FilterPolicy(10)
+	return Plan{b, b, b, b, b, b, nil}
+}
+
+// reference is the configuration whose bytes set the budget: Reference,
+// else the first of opts (the options' levels) and cur (the tables'
+// filters) with a filter on some level, else defaultReference.
+func (c Config) reference(opts, cur Plan) Plan {
+	switch {
+	case c.Reference != nil:
+		return *c.Reference
+	case opts != Plan{}:
+		return opts
+	case cur != Plan{}:
+		return cur
+	}
+	return defaultReference()
+}
+
+// budget is the bytes a plan may take on s: ref's, at most MaxFilterBytes;
+// MaxFilterBytes with Fixed.
+func (c Config) budget(s *shape, ref Plan) uint64 {
+	if c.Fixed {
+		return c.MaxFilterBytes
+	}
+	b := s.estimate(ref).Bytes
+	if c.MaxFilterBytes > 0 {
+		b = min(b, c.MaxFilterBytes)
+	}
+	return b
 }
 
 // report is Fit on a known shape for model m, with cur the database's
-// policies.
-func (s shape) report(cfg Config, cur Plan, m model) Report {
+// policies and ref the reference, at the budget cfg gives.
+func (s shape) report(cfg Config, cur, ref Plan, m model) Report {
 	if !cfg.UseL6 {
 		s.probes[6] = 0
 	}
@@ -175,17 +265,25 @@ func (s shape) report(cfg Config, cur Plan, m model) Report {
 	for l := range r.Levels {
 		r.Levels[l] = LevelShape{Keys: s.keys[l], Tables: s.tables[l], Probes: s.probes[l], Projected: s.projected[l]}
 	}
-	budget := float64(cfg.MaxFilterBytes)
+	r.Budget = cfg.budget(&s, ref)
+	if keys := r.loadedKeys(); keys > 0 {
+		r.BudgetBitsPerKey = 8 * float64(r.Budget) / float64(keys)
+	}
+	budget := float64(r.Budget)
 	p, fits := s.plan(budget, m)
+	p = s.simplest(p, ref, budget, m)
 	bm := cfg.model()
 	bm.cuckoo, bm.minGain = false, 0
 	bp, _ := s.plan(budget, bm)
 	if !cfg.UseL6 {
-		p[6], bp[6] = nil, nil
+		p[6], bp[6], ref[6] = nil, nil, nil
 	}
 	r.BelowLeast = !fits
 	r.Estimate = s.estimate(p)
 	r.Current = s.estimate(cur)
+	if !cfg.Fixed {
+		r.Reference = s.estimate(ref)
+	}
 	b10 := bloom.FilterPolicy(10)
 	r.Bloom10 = s.estimate(Plan{b10, b10, b10, b10, b10, b10, b10})
 	r.BloomOnly = s.estimate(bp)
@@ -193,6 +291,58 @@ func (s shape) report(cfg Config, cur Plan, m model) Report {
 		r.Bloom10.Plan[6] = nil
 	}
 	return r
+}
+
+// simplest returns p, or the simple configuration a user could have chosen
+// instead where that has fewer expected false positives within budget: the
+// reference itself, or FilterPolicy(B) on the reference's filtered levels
+// (every level the lookups load where it has none) for any B the model
+// allows. The searches are optimal up to their rounding, which this
+// closes: a plan never loses to what it replaces.
+func (s *shape) simplest(p, ref Plan, budget float64, m model) Plan {
+	best, bestFP := p, s.estimate(p).FalsePositives
+	try := func(q Plan) {
+		if m.live {
+			q = liveFamily(q)
+		}
+		if e := s.estimate(q); float64(e.Bytes) <= budget && e.FalsePositives < bestFP {
+			best, bestFP = q, e.FalsePositives
+		}
+	}
+	try(ref)
+	if !m.cuckoo {
+		return best
+	}
+	levels := ref
+	if levels == (Plan{}) {
+		for l := range levels {
+			levels[l] = cuckoopolicy.FilterPolicy(10)
+		}
+	}
+	for b := cuckoopolicy.MinBitsPerKey; b <= m.maxBits; b++ {
+		var q Plan
+		for l, lp := range levels {
+			if lp != nil {
+				q[l] = cuckoopolicy.FilterPolicy(b)
+			}
+		}
+		try(q)
+	}
+	return best
+}
+
+// liveFamily is q as a live plan's levels can write it: Pebble's bloom
+// filter as bloom blocks, no filter as unfiltered blocks.
+func liveFamily(q Plan) Plan {
+	for l, p := range q {
+		switch v := p.(type) {
+		case nil:
+			q[l] = family.Unfiltered
+		case bloom.FilterPolicy:
+			q[l] = family.BloomBlocks(int(v))
+		}
+	}
+	return q
 }
 
 // plan returns the plan of the model on s within budget bytes, and whether

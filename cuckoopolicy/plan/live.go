@@ -72,10 +72,15 @@ type Live struct {
 	// l0Keys is the keys of an L0 table when a fit last saw one: the size
 	// of the flushes an empty L0 is planned for.
 	l0Keys atomic.Uint64
+	// levelsAtFit has a bit for each level that held tables at the last
+	// fit; newLevel is set when a table lands on another.
+	levelsAtFit atomic.Uint32
+	newLevel    atomic.Bool
 
 	fitMu sync.Mutex // held by the one fit that runs
 
 	mu        sync.Mutex
+	opts      Plan // the options' policies before Apply: the default reference
 	run       *run // the database the plan runs on; nil when stopped
 	status    Status
 	last      time.Time // when the last fit that set a plan ended
@@ -172,16 +177,23 @@ func NewLive(cfg Config, interval time.Duration) *Live {
 
 // Apply configures opts for the live plan, as Apply does for a plan:
 // every level's policy (the plan's level objects; pebble.NoFilterPolicy on
-// L6 without UseL6, and everywhere for a ceiling of 0), the readers of
+// L6 without UseL6, and everywhere for a Fixed budget of 0), the readers of
 // both families, and an event listener, chained after opts.EventListener,
-// that asks for a refit after each flush, compaction and ingest. Call it
-// before pebble.Open. It panics if opts is nil, as a programming error.
+// that asks for a refit after each flush, compaction and ingest. Where
+// Config.Reference and Config.Current are nil, the levels' policies opts
+// had before, if any has a filter, are the reference. Call it before
+// pebble.Open. It panics if opts is nil, as a programming error.
 func (lp *Live) Apply(opts *pebble.Options) {
 	if opts == nil {
 		panic("plan: Live.Apply with nil *pebble.Options")
 	}
+	if before := optionsPlan(opts); before != (Plan{}) && !lp.applied(opts) {
+		lp.mu.Lock()
+		lp.opts = before
+		lp.mu.Unlock()
+	}
 	var p Plan
-	if lp.cfg.MaxFilterBytes > 0 {
+	if !lp.cfg.Fixed || lp.cfg.MaxFilterBytes > 0 {
 		for l := range p {
 			p[l] = lp.levels[l]
 		}
@@ -190,26 +202,46 @@ func (lp *Live) Apply(opts *pebble.Options) {
 		}
 	}
 	Apply(opts, p)
-	ask := lp.request
 	el := pebble.EventListener{
 		FlushEnd: func(info pebble.FlushInfo) {
 			for _, t := range info.Output {
 				lp.written.Add(t.Size)
 			}
-			ask()
+			lp.wrote(0)
 		},
-		CompactionEnd: func(pebble.CompactionInfo) { ask() },
+		CompactionEnd: func(info pebble.CompactionInfo) { lp.wrote(info.Output.Level) },
 		TableIngested: func(info pebble.TableIngestInfo) {
 			for _, t := range info.Tables {
 				lp.written.Add(t.Size)
+				lp.wrote(t.Level)
 			}
-			ask()
 		},
 	}
 	if opts.EventListener != nil {
 		el = pebble.TeeEventListener(*opts.EventListener, el)
 	}
 	opts.EventListener = &el
+}
+
+// applied reports whether opts' levels are this plan's already (a second
+// Apply), whose policies are no reference.
+func (lp *Live) applied(opts *pebble.Options) bool {
+	for _, l := range opts.Levels {
+		if ll, ok := l.FilterPolicy.(*liveLevel); ok && ll.lp == lp {
+			return true
+		}
+	}
+	return false
+}
+
+// wrote asks for a refit after a table was written on level: at once where
+// the level was empty at the last fit (a level that forms has no plan of
+// its own yet).
+func (lp *Live) wrote(level int) {
+	if level >= 0 && level < 7 && lp.levelsAtFit.Load()&(1<<level) == 0 {
+		lp.newLevel.Store(true)
+	}
+	lp.request()
 }
 
 // Start fits the plan to db, an open database whose options Apply
@@ -268,13 +300,13 @@ func (lp *Live) stop(r *run) {
 	r.fits.Wait()
 }
 
-// Status returns what the plan has done so far. Before the first fit its
-// Plan is what the levels write then.
+// Status returns what the plan has done so far. Until a fit sets a plan,
+// its Plan is what the levels write.
 func (lp *Live) Status() Status {
 	lp.mu.Lock()
 	defer lp.mu.Unlock()
 	st := lp.status
-	if st.Refits == 0 {
+	if st.Plan == (Plan{}) { // no fit has set a plan yet
 		st.Plan = lp.Plan()
 	}
 	return st
@@ -289,7 +321,7 @@ func (lp *Live) Plan() Plan {
 			p[l] = c
 		}
 	}
-	if lp.cfg.MaxFilterBytes == 0 {
+	if lp.cfg.Fixed && lp.cfg.MaxFilterBytes == 0 {
 		return Plan{}
 	}
 	if !lp.cfg.UseL6 {
@@ -318,7 +350,7 @@ func (lp *Live) schedule(r *run) {
 	wait := time.Until(lp.last.Add(lp.interval))
 	// Writes of a tenth of the database since the last fit refit at once:
 	// a plan a few flushes old is fitted to an LSM that is gone.
-	if lp.written.Load()*growthRefit >= lp.sizeAtFit {
+	if lp.written.Load()*growthRefit >= lp.sizeAtFit || lp.newLevel.Load() {
 		wait = 0
 	}
 	if r.pending {
@@ -353,7 +385,7 @@ func (lp *Live) background(r *run) {
 	lp.refit(r) // its error is in the status
 	lp.mu.Lock()
 	r.pending = false
-	if lp.written.Load()*growthRefit >= lp.sizeAtFit && lp.written.Load() > 0 {
+	if lp.written.Load()*growthRefit >= lp.sizeAtFit && lp.written.Load() > 0 || lp.newLevel.Load() {
 		lp.schedule(r)
 	}
 	lp.mu.Unlock()
@@ -384,6 +416,7 @@ func (lp *Live) refit(r *run) (err error) {
 	defer lp.fitMu.Unlock()
 	start := time.Now()
 	written := lp.written.Load()
+	lp.newLevel.Store(false) // a level that forms from here on asks again
 	var rep Report
 	var size uint64
 	func() {
@@ -423,7 +456,7 @@ func (lp *Live) refit(r *run) (err error) {
 	lp.last = now
 	lp.sizeAtFit = size
 	lp.written.Add(-written)
-	if lp.cfg.MaxFilterBytes > 0 {
+	if !lp.cfg.Fixed || lp.cfg.MaxFilterBytes > 0 {
 		next := [7]pebble.FilterPolicy(rep.Plan)
 		lp.state.Store(&next)
 	}

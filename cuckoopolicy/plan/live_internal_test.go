@@ -37,7 +37,8 @@ func TestSteadyLevels(t *testing.T) {
 // TestLiveTarget checks what a refit plans new tables for: the ceiling when
 // the tables below L0 carry at most what the plan at the ceiling would give
 // them (a refit after a stingy one does not get stingier), the ceiling less
-// their excess when they carry more, and never less than half the ceiling.
+// their excess when they carry more, and never less than the ceiling less
+// its payback share.
 func TestLiveTarget(t *testing.T) {
 	const c = 40_000
 	lp := NewLive(Config{MaxFilterBytes: c}, time.Hour)
@@ -66,13 +67,13 @@ func TestLiveTarget(t *testing.T) {
 		{"L0 over, not counted", [7]int64{0: 50_000}, c},
 		{"L6 over, not counted without UseL6", [7]int64{6: 50_000}, c},
 		{"over by 5,000", [7]int64{4: 2_000, 5: 3_000}, c - 5_000},
-		{"over by more than half", [7]int64{5: 30_000}, c / 2},
+		{"over by more than the payback share", [7]int64{5: 30_000}, c * (1 - paybackShare)},
 	} {
 		s := s
 		for l := range s.filterBytes {
 			s.filterBytes[l] = uint64(int64(refBytes[l]) + tc.extra[l])
 		}
-		if got := lp.target(s, m); got < tc.want-1 || got > tc.want+1 {
+		if got := lp.target(s, m, c); got < tc.want-1 || got > tc.want+1 {
 			t.Errorf("%s: target %d, want %d", tc.name, got, tc.want)
 		}
 	}

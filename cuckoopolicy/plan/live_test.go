@@ -129,9 +129,9 @@ func TestLivePlanClosed(t *testing.T) {
 	}
 }
 
-// TestLivePlanZeroBudget: a ceiling of 0 writes no filters anywhere.
+// TestLivePlanZeroBudget: a Fixed budget of 0 writes no filters anywhere.
 func TestLivePlanZeroBudget(t *testing.T) {
-	lp := plan.NewLive(plan.Config{}, 0)
+	lp := plan.NewLive(plan.Config{Fixed: true}, 0)
 	opts := &pebble.Options{}
 	lp.Apply(opts)
 	for l, lo := range opts.Levels {

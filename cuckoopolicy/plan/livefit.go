@@ -8,60 +8,98 @@ import (
 
 // fit returns the live model's report on db and the bytes of its tables.
 func (lp *Live) fit(db *pebble.DB) (Report, uint64, error) {
-	s, cur, err := readShape(db, float64(lp.cfg.LevelMultiplier))
+	s, cur, err := readShape(db)
 	if err != nil {
 		return Report{}, 0, err
 	}
+	lp.levelsAtFit.Store(populated(&s))
 	if lp.cfg.Current != nil {
 		cur = optionsPlan(lp.cfg.Current)
 	}
 	if s.tables[0] > 0 {
 		lp.l0Keys.Store(max(s.keys[0]/uint64(s.tables[0]), 1))
+	} else if k := lp.l0Keys.Load(); k > 0 {
+		s.flushedL0(k)
 	} else {
-		s.flushedL0(lp.l0Keys.Load())
+		s.flushedL0(s.flushKeys(lp.cfg.Current))
 	}
 	s.steadyL0()
 	s.steadyLevels()
 	m := lp.cfg.model()
 	m.live = true
-	cfg := lp.cfg
-	cfg.MaxFilterBytes = lp.target(s, m)
-	r := s.report(cfg, cur, m)
-	r.Config = lp.cfg
-	return r, s.size, nil
-}
-
-// target is the ceiling a refit plans new tables for: the plan's ceiling
-// less the excess of the tables below L0 over what the plan at the ceiling
-// (the reference) would take on them, at least half the ceiling. Tables keep
-// their filters until compactions rewrite them, and in a growing database
-// the older ones were written for fewer keys, with more bits: new tables make
-// up for them while they last, and tables written with fewer bytes than the
-// reference give theirs back. The reference depends on the tables' keys
-// alone, never on what earlier refits chose, so a refit that spent less
-// cannot make the next spend less still.
-func (lp *Live) target(s shape, m model) uint64 {
-	c := lp.cfg.MaxFilterBytes
+	lp.mu.Lock()
+	opts := lp.opts
+	lp.mu.Unlock()
+	ref := lp.cfg.reference(opts, cur)
 	if !lp.cfg.UseL6 {
 		s.probes[6] = 0
 	}
-	ref, _ := s.plan(float64(c), m)
+	budget := lp.cfg.budget(&s, ref)
+	cfg := lp.cfg
+	cfg.Fixed, cfg.MaxFilterBytes = true, lp.target(s, m, budget)
+	r := s.report(cfg, cur, ref, m)
+	r.Config = lp.cfg
+	r.Budget, r.BudgetBitsPerKey = budget, 0
+	if keys := r.loadedKeys(); keys > 0 {
+		r.BudgetBitsPerKey = 8 * float64(budget) / float64(keys)
+	}
+	if !lp.cfg.Fixed {
+		r.Reference = s.estimate(ref)
+		if !lp.cfg.UseL6 {
+			r.Reference.Plan[6] = nil
+		}
+	}
+	return r, s.size, nil
+}
+
+// populated is the levels of s holding tables, a bit each.
+func populated(s *shape) uint32 {
+	var bits uint32
+	for l, t := range s.tables {
+		if t > 0 {
+			bits |= 1 << l
+		}
+	}
+	return bits
+}
+
+// target is the budget a refit plans new tables for: the budget c less
+// the excess of the tables below L0 over what the plan at the full budget
+// would take on them, and at least (1-paybackShare) of c. Tables keep their
+// filters until compactions rewrite them, and in a growing database the
+// older ones were written for fewer keys, with more bits: new tables make
+// up for them while they last, and tables written with fewer bytes than
+// the plan give theirs back. The comparison depends on the tables' keys
+// alone, never on what earlier refits chose, so a refit that spent less
+// cannot make the next spend less still; and the floor spreads a large
+// excess over the refits of the compactions to come, so that no level's
+// new tables are starved to pay for older ones.
+func (lp *Live) target(s shape, m model, c uint64) uint64 {
+	if !lp.cfg.UseL6 {
+		s.probes[6] = 0
+	}
+	full, _ := s.plan(float64(c), m)
 	var excess float64
 	for l := 1; l < 7; l++ {
 		if !s.active(l) || s.projected[l] {
 			continue
 		}
-		model, _ := s.levelCost(l, ref[l])
+		model, _ := s.levelCost(l, full[l])
 		excess += float64(s.filterBytes[l]) - model
 	}
+	floor := uint64(float64(c) * (1 - paybackShare))
 	switch {
 	case excess <= 0:
 		return c
-	case excess >= float64(c/2):
-		return c / 2
+	case float64(c)-excess <= float64(floor):
+		return floor
 	}
 	return c - uint64(excess)
 }
+
+// paybackShare is the most of its budget a fit holds back to pay for the
+// excess of older tables.
+const paybackShare = 0.15
 
 // growthRefit: bytes written of a growthRefit-th of the database's tables
 // since the last fit ask for a refit without waiting for the interval.

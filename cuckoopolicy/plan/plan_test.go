@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -161,8 +162,47 @@ const (
 	perTable = 500
 )
 
-// fitPlan is Fit's plan with the other settings at their defaults.
+// fitPlan is Fit's plan at a Fixed budget, the other settings at their
+// defaults.
 func fitPlan(db *pebble.DB, maxFilterBytes uint64, useL6 bool) (plan.Plan, error) {
-	r, err := plan.Fit(db, plan.Config{MaxFilterBytes: maxFilterBytes, UseL6: useL6})
+	r, err := plan.Fit(db, plan.Config{MaxFilterBytes: maxFilterBytes, Fixed: true, UseL6: useL6})
 	return r.Plan, err
+}
+
+// TestFitAllKeysInL6: a database whose every key sits in L6 (a whole-range
+// compaction), the usual state of a small database on Pebble's defaults,
+// gets a budget from its reference and a filter on L0 for the flushes to
+// come, from Fit and from a live plan, where a budget from L0-L5's bytes
+// alone would be 0 and write no filter anywhere.
+func TestFitAllKeysInL6(t *testing.T) {
+	lp := plan.NewLive(plan.Config{}, time.Hour)
+	m := dbtest.New(t)
+	m.Open(func(o *pebble.Options) {
+		cuckoopolicy.Apply(o, bloom.FilterPolicy(10))
+		o.Levels[6].FilterPolicy = pebble.NoFilterPolicy
+		lp.Apply(o)
+	})
+	m.FlushTables(4, 2_000)
+	if err := m.DB.Compact(context.Background(), []byte("key"), []byte("key~~"), true); err != nil {
+		t.Fatal(err)
+	}
+	r, err := plan.Fit(m.DB, plan.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Budget == 0 || r.Plan[0] == nil || r.Bytes > r.Budget || r.Reference.Plan[0] != bloom.FilterPolicy(10) {
+		t.Errorf("Fit: plan %v of %d bytes at a budget of %d (%.1f bits per key) from %v; want an L0 filter within a budget above 0 from bloom(10)",
+			r.Plan, r.Bytes, r.Budget, r.BudgetBitsPerKey, r.Reference.Plan)
+	}
+	db, err := lp.Start(m.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := lp.Status(); st.Budget == 0 || st.Plan[0] == nil || lp.Plan()[0] == nil {
+		t.Errorf("live plan: %v at a budget of %d, the levels write %v; want an L0 filter", st.Plan, st.Budget, lp.Plan())
+	}
+	m.CheckKeys()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -34,11 +34,10 @@ type span struct {
 	entries uint64
 }
 
-// readShape reads db's LSM: its shape, with the empty levels between L0 and
-// the deepest populated level projected at mult, and the plan its tables'
-// filters follow. It turns the panic of a closed database into ErrClosed; a
+// readShape reads db's LSM: its shape, and the plan its tables' filters
+// follow. It turns the panic of a closed database into ErrClosed; a
 // database closed while it runs may still panic inside Pebble.
-func readShape(db *pebble.DB, mult float64) (s shape, cur Plan, err error) {
+func readShape(db *pebble.DB) (s shape, cur Plan, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(error); ok && errors.Is(e, pebble.ErrClosed) {
@@ -64,7 +63,21 @@ func readShape(db *pebble.DB, mult float64) (s shape, cur Plan, err error) {
 	for l, lm := range db.Metrics().Levels {
 		s.fill[l] = lm.FillFactor
 	}
-	var spans [7][]span
+	spans := s.readTables(levels)
+	positions, seeks := samplePositionsOf(&spans)
+	s.sampleProbes(&spans, positions)
+	share, err := prefixShares(db, seeks)
+	if err != nil {
+		return s, cur, err
+	}
+	s.sizeLevels(levels, &spans, share, &cur)
+	return s, cur, nil
+}
+
+// readTables records each level's tables, bytes and filter bytes in s, and
+// returns their spans: sorted by smallest key below L0, for covering; L0's
+// overlap and stay as read.
+func (s *shape) readTables(levels [][]pebble.SSTableInfo) (spans [7][]span) {
 	for l, tables := range levels {
 		for _, t := range tables {
 			var n uint64
@@ -79,11 +92,15 @@ func readShape(db *pebble.DB, mult float64) (s shape, cur Plan, err error) {
 		}
 		s.tables[l] = len(tables)
 	}
-	// Sorted by smallest key, for covering; L0's overlap and stay as read.
 	for l := 1; l < 7; l++ {
 		slices.SortFunc(spans[l], func(a, b span) int { return bytes.Compare(a.lo, b.lo) })
 	}
-	positions, seeks := samplePositionsOf(&spans)
+	return spans
+}
+
+// sampleProbes sets s.probes: the share of the sample positions each
+// populated level's tables cover.
+func (s *shape) sampleProbes(spans *[7][]span, positions [][]byte) {
 	if len(positions) == 0 {
 		// No entries to weigh by: one probe a populated level.
 		for l := range s.probes {
@@ -91,9 +108,10 @@ func readShape(db *pebble.DB, mult float64) (s shape, cur Plan, err error) {
 				s.probes[l] = 1
 			}
 		}
+		return
 	}
 	for l := range spans {
-		if len(positions) == 0 || s.tables[l] == 0 {
+		if s.tables[l] == 0 {
 			continue
 		}
 		n := 0
@@ -103,10 +121,12 @@ func readShape(db *pebble.DB, mult float64) (s shape, cur Plan, err error) {
 		// A level the sample missed still holds keys some lookup may meet.
 		s.probes[l] = max(float64(n), 0.5) / float64(len(positions))
 	}
-	share, err := prefixShares(db, seeks)
-	if err != nil {
-		return s, cur, err
-	}
+}
+
+// sizeLevels sets each level's table sizes and keys in s, its tables'
+// entries scaled by the level's share of keys per prefix, and the policy
+// its filters follow in cur.
+func (s *shape) sizeLevels(levels [][]pebble.SSTableInfo, spans *[7][]span, share [7]float64, cur *Plan) {
 	for l, tables := range levels {
 		var sizes []uint64
 		for _, sp := range spans[l] {
@@ -118,8 +138,6 @@ func readShape(db *pebble.DB, mult float64) (s shape, cur Plan, err error) {
 		}
 		cur[l] = tablePolicy(tables, s.sizes[l])
 	}
-	s.project(mult, &cur)
-	return s, cur, nil
 }
 
 // samplePositionsOf returns positions spread over the tables of every level
@@ -362,31 +380,6 @@ func tablePolicy(tables []pebble.SSTableInfo, sizes []group) pebble.FilterPolicy
 		}
 	}
 	return best
-}
-
-// project plans the empty levels between L0 and the deepest populated one
-// for the keys they will hold: each a mult-th of the level below, in tables
-// of that level's size, probed as often. Their current policy is the level
-// below's.
-func (s *shape) project(mult float64, cur *Plan) {
-	deepest := 0
-	for l := 1; l < 7; l++ {
-		if s.tables[l] > 0 {
-			deepest = l
-		}
-	}
-	for l := deepest - 1; l >= 1; l-- {
-		if s.tables[l] > 0 || s.keys[l+1] == 0 || s.tables[l+1] == 0 {
-			continue
-		}
-		per := max(s.keys[l+1]/uint64(s.tables[l+1]), 1)
-		s.keys[l] = max(uint64(float64(s.keys[l+1])/mult), 1)
-		s.tables[l] = int((s.keys[l] + per - 1) / per)
-		s.probes[l] = max(s.probes[l+1], 0.5/samplePositions)
-		s.sizes[l] = nil
-		s.projected[l] = true
-		cur[l] = cur[l+1]
-	}
 }
 
 // seekGE is it.SeekGE, with First for the empty key: Pebble's invariants

@@ -74,7 +74,7 @@ func run(w io.Writer, keys, gets int) error {
 	}
 	fmt.Fprintf(w, "  false positives per absent Get: %.5f\n\n", fp)
 
-	r, err := plan.Fit(t.plan, plan.Config{MaxFilterBytes: budget})
+	r, err := plan.Fit(t.plan, plan.Config{MaxFilterBytes: budget, Fixed: true})
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func settle(db *pebble.DB) {
 // filters a Get loads and the expected false positives per absent Get that
 // plan.Fit's model gives each.
 func printPlans(w io.Writer, budget uint64, r plan.Report) {
-	fmt.Fprintf(w, "plan.Fit(db, plan.Config{MaxFilterBytes: %d}), the bloom(10) filters' bytes on L0-L5.\n", budget)
+	fmt.Fprintf(w, "plan.Fit(db, plan.Config{MaxFilterBytes: %d, Fixed: true}), the bloom(10) filters' bytes on L0-L5.\n", budget)
 	fmt.Fprintf(w, "By its model (bytes of the filters a Get loads, L0-L5, empty levels as they will fill):\n")
 	for _, e := range []struct {
 		name string

@@ -13,7 +13,7 @@ import (
 // false positives than it.
 func checkPlans(t *testing.T, text string) {
 	t.Helper()
-	ceiling := regexp.MustCompile(`MaxFilterBytes: ([0-9]+)\}\), the bloom\(10\) filters' bytes on L0-L5`).FindStringSubmatch(text)
+	ceiling := regexp.MustCompile(`MaxFilterBytes: ([0-9]+), Fixed: true\}\), the bloom\(10\) filters' bytes on L0-L5`).FindStringSubmatch(text)
 	loaded := regexp.MustCompile(`on L0-L5, which a Get loads: ([0-9]+)`).FindStringSubmatch(text)
 	if ceiling == nil || loaded == nil || ceiling[1] != loaded[1] {
 		t.Fatalf("the ceiling %q is not the bloom(10) filters' bytes on L0-L5 %q", ceiling, loaded)

@@ -195,7 +195,7 @@ func (s *scenario) start(ctx context.Context) error {
 	if s.r.Budget == 0 {
 		return fmt.Errorf("growth: the start database has no filter on L0-L5 (%d keys): start bigger", n)
 	}
-	rep, err := plan.Fit(c.db, plan.Config{MaxFilterBytes: s.r.Budget})
+	rep, err := plan.Fit(c.db, plan.Config{MaxFilterBytes: s.r.Budget, Fixed: true})
 	if err != nil {
 		return fmt.Errorf("growth: start plan: %w", err)
 	}
@@ -205,7 +205,7 @@ func (s *scenario) start(ctx context.Context) error {
 		s.pr.Stage("start: %s database, %d keys", policyNames[p], n)
 		st, err := s.open(p, func(st *store) {
 			if p == live {
-				st.live = plan.NewLive(plan.Config{MaxFilterBytes: s.r.Budget}, s.cfg.RefitInterval)
+				st.live = plan.NewLive(plan.Config{MaxFilterBytes: s.r.Budget, Fixed: true}, s.cfg.RefitInterval)
 				st.live.Apply(st.opts)
 				return
 			}
@@ -295,7 +295,7 @@ func (s *scenario) checkpoint(ctx context.Context, growth int) error {
 		cp.Rows[p] = m
 	}
 	fresh, err := plan.Fit(s.stores[startPlan].db, plan.Config{
-		MaxFilterBytes: s.r.Budget, Current: s.stores[startPlan].opts,
+		MaxFilterBytes: s.r.Budget, Fixed: true, Current: s.stores[startPlan].opts,
 	})
 	if err != nil {
 		return fmt.Errorf("growth: fresh plan: %w", err)
@@ -304,7 +304,7 @@ func (s *scenario) checkpoint(ctx context.Context, growth int) error {
 		Plan: fresh.Plan.String(), ModelBytes: fresh.Bytes, ModelFalsePositives: fresh.FalsePositives,
 		KeptModelBytes: fresh.Current.Bytes, KeptModelFalsePositives: fresh.Current.FalsePositives,
 	}
-	freshLive, err := plan.Fit(s.stores[live].db, plan.Config{MaxFilterBytes: s.r.Budget})
+	freshLive, err := plan.Fit(s.stores[live].db, plan.Config{MaxFilterBytes: s.r.Budget, Fixed: true})
 	if err != nil {
 		return fmt.Errorf("growth: fresh plan on the live database: %w", err)
 	}

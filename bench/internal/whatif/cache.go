@@ -60,7 +60,7 @@ func FilterBudget(cache, index uint64) uint64 { return filterBudget(cache, index
 func CacheConfig(budget uint64) plan.Config {
 	current := &pebble.Options{}
 	plan.Apply(current, cockroach())
-	return plan.Config{MaxFilterBytes: budget, UseL6: true, Current: current}
+	return plan.Config{MaxFilterBytes: budget, Fixed: true, UseL6: true, Current: current}
 }
 
 // cacheFor returns the smallest cache in which filters and indexes of those

@@ -203,7 +203,7 @@ func TestCache(t *testing.T) {
 		}
 		current := &pebble.Options{}
 		plan.Apply(current, cockroach())
-		want, err := plan.Fit(openCopy(t, dir), plan.Config{MaxFilterBytes: cr.Budget, UseL6: true, Current: current})
+		want, err := plan.Fit(openCopy(t, dir), plan.Config{MaxFilterBytes: cr.Budget, Fixed: true, UseL6: true, Current: current})
 		if err != nil {
 			t.Fatal(err)
 		}

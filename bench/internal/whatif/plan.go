@@ -97,7 +97,7 @@ func loadedFilterBytes(levels [][]pebble.SSTableInfo, last int) uint64 {
 func choosePlan(db *pebble.DB, c Config, levels [][]pebble.SSTableInfo) (*planReport, error) {
 	pr := &planReport{Memory: c.Memory, UseL6: c.UseL6, TableBytes: loadedFilterBytes(levels, lastLevel(c.UseL6))}
 	if pr.Memory == 0 {
-		none, err := fit(db, plan.Config{UseL6: c.UseL6})
+		none, err := fit(db, plan.Config{Fixed: true, UseL6: c.UseL6})
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +106,7 @@ func choosePlan(db *pebble.DB, c Config, levels [][]pebble.SSTableInfo) (*planRe
 		}
 	}
 	var err error
-	if pr.Fit, err = fit(db, plan.Config{MaxFilterBytes: pr.Memory, UseL6: c.UseL6}); err != nil {
+	if pr.Fit, err = fit(db, plan.Config{MaxFilterBytes: pr.Memory, Fixed: true, UseL6: c.UseL6}); err != nil {
 		return nil, err
 	}
 	pr.Plan = pr.Fit.Plan

@@ -41,7 +41,7 @@ func filterBytes(t *testing.T, dir string, last int) uint64 {
 // over a copy of the database in dir.
 func fitPlan(t *testing.T, dir string, mem uint64, useL6 bool) plan.Report {
 	t.Helper()
-	r, err := plan.Fit(openCopy(t, dir), plan.Config{MaxFilterBytes: mem, UseL6: useL6})
+	r, err := plan.Fit(openCopy(t, dir), plan.Config{MaxFilterBytes: mem, Fixed: true, UseL6: useL6})
 	if err != nil {
 		t.Fatal(err)
 	}

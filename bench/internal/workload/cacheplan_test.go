@@ -71,7 +71,7 @@ func TestCachePlans(t *testing.T) {
 			cp := cps[slices.IndexFunc(cps, func(cp cachePlan) bool { return cp.Policy == q.name })]
 			want := whatif.CacheConfig(cp.Budget)
 			if q.bloomOnly != "" || q.cfg.MaxFilterBytes != cp.Budget || !q.cfg.UseL6 || q.cfg.Current == nil ||
-				q.cfg.CapBitsPerKey != want.CapBitsPerKey || q.cfg.MinGain != want.MinGain || q.cfg.LevelMultiplier != want.LevelMultiplier {
+				q.cfg.CapBitsPerKey != want.CapBitsPerKey || q.cfg.MinGain != want.MinGain || q.cfg.Fixed != want.Fixed {
 				t.Errorf("%s: query %+v, want whatif's %+v", q.name, q.cfg, want)
 			}
 		}

@@ -60,7 +60,7 @@ type planRow struct {
 	Shape  string
 	Name   string
 	Plan   plan.Plan
-	Budget uint64 // PlanConfig.MaxFilterBytes: the ceiling on the filter bytes the lookups load
+	Budget uint64 // plan.Config.MaxFilterBytes (Fixed): the budget on the filter bytes the lookups load
 	UseL6  bool
 	Model  plan.Estimate // the plan's bytes and false positives by plan.Fit's model
 }
@@ -83,7 +83,7 @@ func planQueries(all, upper uint64, pressure bool) []planQuery {
 		getOnly = planBloomOnlyGet
 	}
 	at := func(bytes uint64, useL6 bool) plan.Config {
-		return plan.Config{MaxFilterBytes: bytes, UseL6: useL6}
+		return plan.Config{MaxFilterBytes: bytes, Fixed: true, UseL6: useL6}
 	}
 	q := []planQuery{
 		{planForGet, getOnly, at(all, false)},
