@@ -32,6 +32,17 @@
 //   - damage_test.go: filter blocks damaged inside written sstables (bit
 //     flips with and without a fixed-up block checksum, truncations,
 //     extensions): Pebble reports an error or reads correctly.
+//   - errorfs_test.go: read errors injected (vfs/errorfs) into filter block
+//     reads only, with a one-byte block cache, through Get and SeekPrefixGE
+//     on L0 and (UseL6Filters) L6: every lookup during which a filter read
+//     failed returns the error, every other one answers correctly, and no
+//     present key is ever reported absent.
+//   - crash_test.go: crash cycles on vfs.NewCrashableMem, the crash clone
+//     taken from inside a random write while writers, flushes and
+//     compactions run, with FilterPolicy(10) on every level and with a
+//     per-level mix of bloom, cuckoo and no filter redrawn each cycle: every
+//     synced key is read back, through Get and SeekPrefixGE, after each
+//     reopen (1,000 cycles a variant with PEBBLE_CUCKOO_LONG=1).
 //   - readamp_test.go: data blocks read per absent Get through eight
 //     overlapping L0 tables, counted by a vfs.FS wrapper (pebbletest.CountingFS)
 //     with a one-byte block cache: cuckoo(B)/bloom(B) at most 0.70 at B=10
