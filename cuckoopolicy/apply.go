@@ -73,6 +73,7 @@ func ParseHooks() *pebble.ParseHooks {
 type Usage struct {
 	Level       int    // LSM level, 0 to 6
 	Policy      string // the tables' filter policy name; "" for tables without a filter
+	Unfiltered  bool   // this package's blocks that hold no filter: "may contain" for every key
 	Tables      int    // number of tables
 	Bytes       uint64 // their file bytes
 	FilterBytes uint64 // their filter blocks' bytes
@@ -118,7 +119,9 @@ func (u Usage) ReadBy(opts *pebble.Options) bool {
 // FilterUsage returns, for each level and each filter policy name found
 // there, how many tables carry that policy's filter, their bytes, filter bytes
 // and entries, from db.SSTables(pebble.WithProperties()). Rows are ordered by
-// level, then by policy name; levels without tables have no row. It is how a
+// level, then by policy name, a policy's unfiltered blocks (Unfiltered: a
+// live plan writes them where its plan has no filter) in a row after its
+// others; levels without tables have no row. It is how a
 // switch is watched: the rows of the old policy shrink as compactions rewrite
 // the tables.
 //
@@ -141,9 +144,13 @@ func FilterUsage(db *pebble.DB) ([]Usage, error) {
 			if p := t.Properties; p != nil {
 				policy, filterBytes, keys = p.FilterPolicyName, p.FilterSize, p.NumEntries
 			}
-			i := slices.IndexFunc(rows[start:], func(u Usage) bool { return u.Policy == policy })
+			// A block of this package's with entries behind it is the long
+			// trailer alone only when it holds no filter: a filter of one
+			// key or more takes more.
+			unfiltered := policy == PolicyName && filterBytes == trailerLen && keys > 0
+			i := slices.IndexFunc(rows[start:], func(u Usage) bool { return u.Policy == policy && u.Unfiltered == unfiltered })
 			if i < 0 {
-				rows = append(rows, Usage{Level: level, Policy: policy})
+				rows = append(rows, Usage{Level: level, Policy: policy, Unfiltered: unfiltered})
 				i = len(rows) - 1 - start
 			}
 			u := &rows[start+i]
@@ -152,14 +159,20 @@ func FilterUsage(db *pebble.DB) ([]Usage, error) {
 			u.FilterBytes += filterBytes
 			u.Entries += keys
 		}
-		slices.SortFunc(rows[start:], func(a, b Usage) int { return cmp.Compare(a.Policy, b.Policy) })
+		slices.SortFunc(rows[start:], func(a, b Usage) int {
+			if c := cmp.Compare(a.Policy, b.Policy); c != 0 {
+				return c
+			}
+			return cmp.Compare(btoi(a.Unfiltered), btoi(b.Unfiltered))
+		})
 	}
 	return rows, nil
 }
 
 // Mismatch is a FilterUsage row whose tables do not carry the filter the
 // options write on their level: tables of another family, or without a
-// filter where the level has one, or with one where it has none.
+// filter (unfiltered blocks included) where the level has one, or with one
+// where it has none.
 type Mismatch struct {
 	Usage
 	Want  string  // the policy name the options write on the level; "" for no filter
@@ -172,14 +185,13 @@ type Mismatch struct {
 // yet. A level's policy is opts.Levels[l].FilterPolicy, or, where that is
 // nil, the level above's, as Pebble has it; pebble.NoFilterPolicy writes no
 // filter. Policies compare by name, that is by family: a change of budget
-// within a family, which the name does not record, is not a mismatch. An
-// empty result means every table carries its level's family.
+// within a family, which the name does not record, is not a mismatch; a row
+// of unfiltered blocks (Usage.Unfiltered) on a level with a filter is one. An
+// empty result means every table carries its level's family, with a filter
+// where the level has one.
 //
-// Compactions rewrite an L6 table only when they bring it keys from L5, and
-// db.Compact never compacts L6 into itself: a rollback that must put filters
-// on every L6 table has to wait for writes that reach them. Mismatches is how
-// to watch that, with Usage.ReadBy for whether the old filters are read
-// meanwhile.
+// An L6 table changes filter only when a compaction brings it keys from
+// L5: Mismatches is how to watch a rollback reach them.
 func Mismatches(rows []Usage, opts *pebble.Options) []Mismatch {
 	var want [7]pebble.FilterPolicy
 	if opts != nil {
@@ -200,7 +212,7 @@ func Mismatches(rows []Usage, opts *pebble.Options) []Mismatch {
 		if p := want[u.Level]; p != nil {
 			name = p.Name()
 		}
-		if u.Policy == name {
+		if u.Policy == name && !(u.Unfiltered && name != "") {
 			continue
 		}
 		m := Mismatch{Usage: u, Want: name}
@@ -228,4 +240,11 @@ func levelPolicies(opts *pebble.Options) [7]pebble.FilterPolicy {
 		}
 	}
 	return p
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

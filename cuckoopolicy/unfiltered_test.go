@@ -2,9 +2,11 @@ package cuckoopolicy
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
 )
 
@@ -45,5 +47,57 @@ func TestUnfilteredBlock(t *testing.T) {
 	tr.put(bad[8:])
 	if _, err := Inspect(bad); !errors.Is(err, ErrInvalidFilter) {
 		t.Errorf("Inspect of an unfiltered block with a table: %v, want ErrInvalidFilter", err)
+	}
+}
+
+// TestUnfilteredUsage writes tables of unfiltered blocks beside cuckoo
+// tables on L0: FilterUsage gives them a row of their own, and Mismatches
+// flags them, the level's options having a filter, where a row's name
+// alone would say every table carries its level's family.
+func TestUnfilteredUsage(t *testing.T) {
+	opts := &pebble.Options{FS: vfs.NewMem(), DisableAutomaticCompactions: true}
+	Apply(opts, FilterPolicy(10))
+	for l := range opts.Levels {
+		opts.Levels[l].FilterPolicy = unfilteredPolicy{}
+	}
+	db, err := pebble.Open("db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flush := func(from int) {
+		for i := range 100 {
+			if err := db.Set(fmt.Appendf(nil, "key%05d", from+i), nil, pebble.NoSync); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flush(0)
+	flush(100)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	Apply(opts, FilterPolicy(10))
+	if db, err = pebble.Open("db", opts); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	flush(200)
+	rows, err := FilterUsage(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Usage{
+		{Level: 0, Policy: PolicyName, Tables: 1, Entries: 100},
+		{Level: 0, Policy: PolicyName, Unfiltered: true, Tables: 2, Entries: 200, FilterBytes: 2 * trailerLen},
+	}
+	if len(rows) != 2 || rows[0].Unfiltered || rows[0].Tables != 1 || rows[1] != (Usage{Level: 0, Policy: PolicyName, Unfiltered: true, Tables: 2, Bytes: rows[1].Bytes, FilterBytes: 2 * trailerLen, Entries: 200}) {
+		t.Fatalf("rows %+v, want %+v (bytes aside)", rows, want)
+	}
+	mm := Mismatches(rows, opts)
+	if len(mm) != 1 || mm[0].Usage != rows[1] || mm[0].Want != PolicyName || mm[0].Share < 0.66 || mm[0].Share > 0.67 {
+		t.Fatalf("Mismatches %+v, want the unfiltered row, two thirds of L0", mm)
 	}
 }
