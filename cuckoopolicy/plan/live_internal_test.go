@@ -1,8 +1,11 @@
 package plan
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/dbtest"
 )
 
 // TestSteadyLevels checks that a live fit scales a level above its target
@@ -110,4 +113,38 @@ func TestFlushedL0(t *testing.T) {
 	if b, _ := s.levelCost(0, p[0]); b == 0 || b > c/2 {
 		t.Errorf("plan %v gives the flushed L0 %.0f of %d bytes", p, b, c)
 	}
+}
+
+// TestLiveFitL0 runs a live fit's L0 rules on a real database: eight
+// overlapping L0 tables are planned as steadyL0Tables of them (a burst is
+// short-lived), and once compactions empty L0, it is planned as two flushes
+// of the table size the plan last saw there, never left out or given the
+// cap.
+func TestLiveFitL0(t *testing.T) {
+	const perTable = 1_000
+	lp := NewLive(Config{}, time.Hour)
+	m := dbtest.New(t)
+	m.Open(lp.Apply)
+	m.FlushTables(8, perTable)
+	r, _, err := lp.fit(m.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each table holds perTable keys and the two that widen its range.
+	if l0 := r.Levels[0]; l0.Tables != steadyL0Tables || l0.Projected || l0.Keys < steadyL0Tables*perTable || l0.Keys > steadyL0Tables*(perTable+2) {
+		t.Errorf("8 L0 tables planned as %+v; want %d tables of about %d keys", l0, steadyL0Tables, perTable)
+	}
+	if err := m.DB.Compact(context.Background(), []byte("key"), []byte("key~~"), true); err != nil {
+		t.Fatal(err)
+	}
+	if r, _, err = lp.fit(m.DB); err != nil {
+		t.Fatal(err)
+	}
+	if l0 := r.Levels[0]; l0.Tables != 2 || !l0.Projected || l0.Keys < 2*perTable || l0.Keys > 2*(perTable+2) || r.Plan[0] == nil {
+		t.Errorf("an emptied L0 planned as %+v with %v; want 2 projected tables of about %d keys, filtered", l0, r.Plan[0], perTable)
+	}
+	if r.Budget == 0 || r.Bytes > r.Budget {
+		t.Errorf("plan %v: %d bytes at a budget of %d", r.Plan, r.Bytes, r.Budget)
+	}
+	m.Close()
 }
