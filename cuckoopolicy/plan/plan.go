@@ -129,21 +129,15 @@ func Apply(opts *pebble.Options, p Plan) {
 //
 // It is the counterpart of the "progressive" bloom plan of Pebble's
 // development branch (bloom at 16 bits per key on L0 to L3, 14 on L4, 10 on
-// L5, 8 on L6). On an LSM of that shape it takes no more filter bytes, and an
-// absent Get, which never reads L6 filters, meets about a tenth of the false
-// positives or fewer: the levels Get probes hold few keys, and a cuckoo
-// filter halves its rate with every bit where Pebble's bloom filter stalls
-// near 0.3%. L6 pays for the upper levels' bits with 7.2 bits per key and a
-// rate of about 3.0% against bloom(8)'s 2.2-2.6%: absent lookups that read L6
-// filters (IterOptions.UseL6Filters) come out ahead where they also probe the
-// upper levels, and meet up to about 1.15x bloom's false positives where
-// nearly all they meet is L6 and its tables are small (bloom rounds a small
-// filter up to whole cache lines). On an LSM whose L6 holds fewer than about
-// nine keys in ten, such as CockroachDB's MVCC keys, where each L6 key has
-// several versions, it takes a few percent more filter bytes than the bloom
-// plan.
-//
-// For a database whose shape or memory differs, Fit fits a plan to it.
+// L5, 8 on L6): on an LSM of that shape it takes no more filter bytes, and
+// an absent Get, which never reads L6 filters, meets far fewer false
+// positives, as a cuckoo filter halves its rate with every bit where
+// Pebble's bloom filter stalls. L6 pays for the upper levels' bits with
+// fewer bits per key than bloom(8): lookups that read L6 filters
+// (IterOptions.UseL6Filters) and little else can meet more false positives
+// than under the bloom plan, and on an LSM whose L6 holds a smaller share of
+// the keys (many versions per key) it takes a few percent more bytes.
+// For another shape or memory, Fit fits a plan to the database.
 func Progressive() Plan {
 	return Plan{
 		cuckoopolicy.FilterPolicy(16), cuckoopolicy.FilterPolicy(16), cuckoopolicy.FilterPolicy(16), cuckoopolicy.FilterPolicy(16), cuckoopolicy.FilterPolicy(16),
