@@ -449,8 +449,9 @@ func (lp *Live) refit(r *run) (err error) {
 		}
 	}
 	if empty {
-		// Nothing to fit to yet: keep the plan, and let the first flush
-		// refit at once.
+		// Nothing to fit to yet: keep the plan, and let the next flush
+		// refit at once (with nothing fitted, any write asks).
+		lp.written.Add(-written)
 		return nil
 	}
 	lp.last = now
