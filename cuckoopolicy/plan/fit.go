@@ -61,9 +61,8 @@ type Config struct {
 	// negative value no floor (spend up to the budget).
 	MinGain float64
 	// Current, if not nil, are the options the database runs with: the
-	// report's Current estimate is their levels' policies, and an empty L0
-	// is planned for flushes of their MemTableSize. If nil, the current
-	// policies are estimated from the filters the tables carry.
+	// report's Current estimate is their levels' policies. If nil, they are
+	// estimated from the filters the tables carry.
 	Current *pebble.Options
 }
 
@@ -142,12 +141,14 @@ type Report struct {
 // included), read through db.ScanInternal. Table bounds are compared
 // bytewise.
 //
-// A plan spends on the tables the database has, and on an empty L0 as two
-// flushes of the size L0's tables last had (for Fit, of Current's
-// MemTableSize, or Pebble's default); never on levels that may form.
-// Empty levels above every planned level take the first planned level's
-// policy; empty levels below them the bits per key the budget averages over
-// the keys planned for, at most 10.
+// A plan spends on the tables the database has (a live plan also on an
+// empty L0 as two flushes of the size it last saw there), never on levels
+// that may form. An empty L0, and empty levels below the planned ones,
+// take the bits per key the budget averages over the keys planned for, at
+// most 10; empty levels between L0 and the first planned level take that
+// level's policy. Where the lookups read no level that holds keys (every
+// key in L6, for Get), there is nothing to fit and the plan is the
+// reference's.
 //
 // The search: the greedy over each level's lower convex hull of (bytes,
 // false positives), dominated points removed, taking the step that saves
@@ -181,9 +182,6 @@ func Fit(db *pebble.DB, cfg Config) (Report, error) {
 		cur = optionsPlan(cfg.Current)
 		opts = cur
 	}
-	if s.tables[0] == 0 {
-		s.flushedL0(s.flushKeys(cfg.Current))
-	}
 	return s.report(cfg, cur, cfg.reference(opts, cur), cfg.model()), nil
 }
 
@@ -196,27 +194,6 @@ func (r *Report) loadedKeys() uint64 {
 		}
 	}
 	return keys
-}
-
-// defaultMemTableSize is Pebble's default Options.MemTableSize.
-const defaultMemTableSize = 4 << 20
-
-// flushKeys estimates the keys of a flush: a memtable of opts (nil: of
-// Pebble's default size) at the keys per byte of s's tables; 0 where s has
-// no tables.
-func (s *shape) flushKeys(opts *pebble.Options) uint64 {
-	var keys uint64
-	for _, k := range s.keys {
-		keys += k
-	}
-	if s.size == 0 || keys == 0 {
-		return 0
-	}
-	mem := uint64(defaultMemTableSize)
-	if opts != nil && opts.MemTableSize > 0 {
-		mem = opts.MemTableSize
-	}
-	return max(uint64(float64(mem)*float64(keys)/float64(s.size)), 1)
 }
 
 // defaultReference is the reference where no other is known: bloom(10) on
@@ -272,6 +249,14 @@ func (s shape) report(cfg Config, cur, ref Plan, m model) Report {
 	budget := float64(r.Budget)
 	p, fits := s.plan(budget, m)
 	p = s.simplest(p, ref, budget, m)
+	if r.loadedKeys() == 0 {
+		// Nothing to fit: write what the reference writes, in blocks of the
+		// levels' family for a live plan, until keys reach the levels.
+		p, fits = ref, true
+		if m.live {
+			p = liveFamily(p)
+		}
+	}
 	bm := cfg.model()
 	bm.cuckoo, bm.minGain = false, 0
 	bp, _ := s.plan(budget, bm)
@@ -370,9 +355,11 @@ func (s *shape) plan(budget float64, m model) (Plan, bool) {
 	for l := range p {
 		switch {
 		case s.active(l):
-		case l < planned:
+		case l > 0 && l < planned:
 			p[l] = p[planned]
 		default:
+			// An empty L0 too: a copy of the first planned level would give
+			// the flushes to come its bits, often the cap, uncounted.
 			p[l] = below
 		}
 	}

@@ -18,10 +18,8 @@ func (lp *Live) fit(db *pebble.DB) (Report, uint64, error) {
 	}
 	if s.tables[0] > 0 {
 		lp.l0Keys.Store(max(s.keys[0]/uint64(s.tables[0]), 1))
-	} else if k := lp.l0Keys.Load(); k > 0 {
-		s.flushedL0(k)
 	} else {
-		s.flushedL0(s.flushKeys(lp.cfg.Current))
+		s.flushedL0(lp.l0Keys.Load())
 	}
 	s.steadyL0()
 	s.steadyLevels()

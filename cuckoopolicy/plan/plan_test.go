@@ -171,9 +171,10 @@ func fitPlan(db *pebble.DB, maxFilterBytes uint64, useL6 bool) (plan.Plan, error
 
 // TestFitAllKeysInL6: a database whose every key sits in L6 (a whole-range
 // compaction), the usual state of a small database on Pebble's defaults,
-// gets a budget from its reference and a filter on L0 for the flushes to
-// come, from Fit and from a live plan, where a budget from L0-L5's bytes
-// alone would be 0 and write no filter anywhere.
+// has nothing a plan for Get can fit: the reference takes no bytes on
+// L0-L5, and a budget of 0 once wrote no filter anywhere. Fit's plan is
+// then the reference's, and a live plan's levels keep writing filters, so
+// the flushes to come are filtered.
 func TestFitAllKeysInL6(t *testing.T) {
 	lp := plan.NewLive(plan.Config{}, time.Hour)
 	m := dbtest.New(t)
@@ -190,16 +191,23 @@ func TestFitAllKeysInL6(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Budget == 0 || r.Plan[0] == nil || r.Bytes > r.Budget || r.Reference.Plan[0] != bloom.FilterPolicy(10) {
-		t.Errorf("Fit: plan %v of %d bytes at a budget of %d (%.1f bits per key) from %v; want an L0 filter within a budget above 0 from bloom(10)",
-			r.Plan, r.Bytes, r.Budget, r.BudgetBitsPerKey, r.Reference.Plan)
+	b10 := bloom.FilterPolicy(10)
+	if r.Plan != (plan.Plan{b10, b10, b10, b10, b10, b10, nil}) || r.Reference.Plan != r.Plan {
+		t.Errorf("Fit: plan %v at a budget of %d from %v; want the reference, bloom(10) on L0-L5", r.Plan, r.Budget, r.Reference.Plan)
 	}
 	db, err := lp.Start(m.DB)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := lp.Status(); st.Budget == 0 || st.Plan[0] == nil || lp.Plan()[0] == nil {
-		t.Errorf("live plan: %v at a budget of %d, the levels write %v; want an L0 filter", st.Plan, st.Budget, lp.Plan())
+	if p := lp.Plan(); p[0] == nil || p[5] == nil || lp.Status().Plan != p {
+		t.Errorf("live plan: the levels write %v, Status says %v; want filters on L0-L5", p, lp.Status().Plan)
+	}
+	m.FlushTables(2, 2_000)
+	if err := lp.Refit(); err != nil {
+		t.Fatal(err)
+	}
+	if st := lp.Status(); st.Budget == 0 || st.Plan[0] == nil || st.Bytes > st.Budget {
+		t.Errorf("live plan after two flushes: %v, %d bytes at a budget of %d; want an L0 filter within a budget above 0", st.Plan, st.Bytes, st.Budget)
 	}
 	m.CheckKeys()
 	if err := db.Close(); err != nil {
