@@ -48,6 +48,23 @@
 //     with a one-byte block cache: cuckoo(B)/bloom(B) at most 0.70 at B=10
 //     and 0.10 at B=16, in both table formats, cuckoo fewer by at least five
 //     standard deviations.
+//   - goldendb_test.go: golden databases (testdata/golden-db), one for each
+//     block format version shipped (1, 2 and 3, written by the code of
+//     their commits) and one with every kind of block today's code writes
+//     (cuckoo blocks with the short trailer, a raw bloom block, a live
+//     plan's bloom and unfiltered blocks), opened with today's code: the
+//     OPTIONS file, the tables' properties, metaindex names and kinds of
+//     block as written, FilterUsage's rows, every key read back through Get
+//     and SeekPrefixGE (UseL6Filters), then again after a compaction
+//     rewrites every table. testdata/golden-db/README.md says how each was
+//     made.
+//   - oldreaders_test.go: the way back: the decisions of the readers just
+//     before each change of the block format (copied from their commits,
+//     trimmed to the trailer checks that choose between "may contain" and
+//     a lookup), fed every block today's code writes (every budget, tables
+//     of 0 keys up, raw bloom, bloom and unfiltered blocks): none answers
+//     "absent" for a present key, and each looks up just the kinds it
+//     knows.
 //   - harness_test.go: flags, options, the oracle and its checks; the
 //     fixtures shared with bench (counting FS, logger, seeds, the long-run
 //     switch) are in package pebbletest.
@@ -67,5 +84,7 @@
 // (TestReadAmplification, TestSSTableSizeVersusBloom) run a fixed seed,
 // and a fresh one when long. Flags (after the package path):
 // -metamorphic.seeds=N runs N metamorphic seeds; -metamorphic.seed=S with
-// -metamorphic.ops=K replays one printed seed.
+// -metamorphic.ops=K replays one printed seed; -update-golden-db rewrites
+// the golden database of today's code (testdata/golden-db/v3-all-kinds)
+// before TestGoldenDB reads it.
 package sstableintegration
