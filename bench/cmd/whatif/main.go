@@ -19,8 +19,25 @@
 // bytes it prints the plan, the current filters, bloom(10) on every level
 // and the best bloom-only plan with their expected false-positive reads per
 // absent lookup; the reads in vain they cost on the same absent probes; the
-// Go lines that apply the plan; and a one-line verdict. A -memory it cannot
-// read, or of 0, is an error (exit status 1) before the database is opened.
+// current filters measured through Pebble; the Go lines that apply the plan;
+// a one-line verdict; and, last, a decision line: "Decision: switch to this
+// plan" or "Decision: stay with the current filters", with its reason. A
+// -memory it cannot read, or of 0, is an error (exit status 1) before the
+// database is opened.
+//
+// The measurement through Pebble looks up absent keys of the database's own
+// key space as the plan's lookups do (db.Get; with -l6 SeekPrefixGE on an
+// iterator with UseL6Filters) and counts Pebble's filter counters
+// (db.Metrics().Filter): every filter that says "may contain" an absent key
+// is a data-block read in vain. It prints the reads in vain per absent
+// lookup with a 95% interval beside plan.Fit's figure for the current
+// filters and the model's error; where the model is off by more than 1.3x,
+// the verdict scales the plan's projection by that error and the decision
+// takes the larger of the two figures. It looks up a round of keys (the
+// absent probes' source keys with a byte appended), then more rounds until
+// 400 reads in vain, and stops sooner at -lookups N lookups (default
+// 1,000,000) or after -lookuptime D (default 30s); -lookups or -lookuptime
+// of 0 or less is an error.
 //
 // With -cache SIZE (the same units) it also weighs a block cache of that
 // size shared by filter, index and data blocks, for lookups that read L6
@@ -71,6 +88,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	budgets := fs.String("budgets", "8,10,12,14,16", "comma-separated bits-per-key budgets of the candidate filters")
 	sample := fs.Int("sample", 100000, "keys per table that build the candidates and give probes, evenly spaced (0: all)")
 	probes := fs.Int("probes", whatif.DefaultProbes, "absent probes to derive from the database's keys")
+	lookups := fs.Int("lookups", whatif.DefaultLookups, "the most absent lookups that measure the current filters through Pebble")
+	lookupTime := fs.Duration("lookuptime", whatif.DefaultLookupTime, "the longest the measurement through Pebble runs")
 	memory := fs.String("memory", "", "the filter `bytes` the plan may take (64MiB, 500MB, 1GiB, 1048576); default: the current filters'")
 	useL6 := fs.Bool("l6", false, "plan for lookups that read L6 filters (IterOptions.UseL6Filters), not db.Get")
 	cache := fs.String("cache", "", "the block cache's `bytes`, shared by filter, index and data blocks (64MiB, 1GiB, 1048576):\n"+
@@ -98,6 +117,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *lookups <= 0 || *lookupTime <= 0 {
+		return fmt.Errorf("whatif: -lookups and -lookuptime must be more than 0")
+	}
 	var bs []int
 	for _, f := range strings.Split(*budgets, ",") {
 		b, err := strconv.Atoi(strings.TrimSpace(f))
@@ -116,6 +138,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		Memory:   mem,
 		UseL6:    *useL6,
 		Cache:    cacheBytes,
+
+		Lookups:    *lookups,
+		LookupTime: *lookupTime,
 	})
 	if err != nil {
 		return err

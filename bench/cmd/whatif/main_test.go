@@ -146,7 +146,8 @@ func TestRun(t *testing.T) {
 		t.Fatalf("exit status %d, stderr:\n%s", code, errOut)
 	}
 	pebbletest.CheckUnchanged(t, before, pebbletest.MustSnapshot(t, dir))
-	for _, s := range []string{"L0", "L6", "bloom(10)", "cuckoo(12)", "Get reads", "rocksdb.BuiltinBloomFilter (1)"} {
+	for _, s := range []string{"L0", "L6", "bloom(10)", "cuckoo(12)", "Get reads", "rocksdb.BuiltinBloomFilter (1)",
+		"Measured through Pebble: the current filters, looked up as the plan's lookups are\n(db.Get)", "model/measured"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q:\n%s", s, out)
 		}
@@ -185,6 +186,8 @@ func TestBadInput(t *testing.T) {
 		{"cache unit", db, []string{"-cache", "1GB/s"}, `bad size "1GB/s"`},
 		{"cache negative", db, []string{"-cache", "-64MiB"}, `bad size "-64MiB"`},
 		{"cache too large", db, []string{"-cache", "20000000TB"}, "2^64 bytes or more"},
+		{"lookups 0", db, []string{"-lookups", "0"}, "-lookups and -lookuptime must be more than 0"},
+		{"lookup time negative", db, []string{"-lookuptime", "-1s"}, "-lookups and -lookuptime must be more than 0"},
 		// Refused before the directory is opened: its error would be another.
 		{"cache before the database", notDB, []string{"-cache", "-1"}, "as in 64MiB (-cache)"},
 	} {
@@ -245,7 +248,8 @@ func TestNoTesting(t *testing.T) {
 }
 
 // TestPlan runs the command with -memory, with and without -l6: the plan
-// section, its Go lines, and a filter on L6 only with -l6.
+// section, its Go lines, a filter on L6 only with -l6, the measurement
+// through Pebble with the lookups the plan is for, and the decision.
 func TestPlan(t *testing.T) {
 	dir := buildDB(t)
 	before := pebbletest.MustSnapshot(t, dir)
@@ -265,6 +269,17 @@ func TestPlan(t *testing.T) {
 				t.Errorf("-l6 %v: output lacks %q:\n%s", l6, s, out)
 			}
 		}
+		// The measurement looks up keys as the plan's lookups are, and the
+		// output ends with the decision.
+		lookups := "(db.Get)"
+		if l6 {
+			lookups = "(SeekPrefixGE on an iterator with IterOptions.UseL6Filters)"
+		}
+		if !strings.Contains(out, "looked up as the plan's lookups are\n"+lookups) {
+			t.Errorf("-l6 %v: the measurement does not say it looked up %s:\n%s", l6, lookups, out)
+		}
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		checkDecision(t, out, lines[len(lines)-1])
 		// The Go lines end with L6's entry: nil without -l6, a policy with it.
 		noL6 := regexp.MustCompile(`\tnil, +// L6\n`).MatchString(out)
 		if noL6 == l6 || strings.Contains(out, "the lookups load (L0-L6)") != l6 {
@@ -305,13 +320,40 @@ func TestPlanDefault(t *testing.T) {
 		t.Errorf("bytes %v: want the plan and the bloom-only plan within the current filters'", rows)
 	}
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	verdict := lines[len(lines)-1]
+	verdict, decision := lines[len(lines)-2], lines[len(lines)-1]
 	if !strings.HasPrefix(verdict, "Verdict: at the same "+strings.Fields(head[1])[0]) || strings.Count(out, "Verdict:") != 1 ||
 		!strings.Contains(verdict, "the false positives of the best bloom-only plan") {
-		t.Errorf("output does not end with the verdict:\n%s", out)
+		t.Errorf("output does not end with the verdict and the decision:\n%s", out)
 	}
+	checkDecision(t, out, decision)
 	if testing.Verbose() {
 		t.Log("\n" + out[strings.Index(out, "\nFilter plan:"):])
+	}
+}
+
+// checkDecision checks that d, the last line of the output out, is its one
+// decision line, and that it agrees with the measured figures the output
+// prints: it quotes the current filters' measured reads in vain, and
+// switches only where the plan's projection it quotes is below 1/1.3 of
+// them and below their 95% interval.
+func checkDecision(t *testing.T, out, d string) {
+	t.Helper()
+	row := regexp.MustCompile(`(?m)^ *measured \(Pebble\) +(\S+) +(\S+) to (\S+) `).FindStringSubmatch(out)
+	if row == nil || strings.Count(out, "Decision:") != 1 {
+		t.Errorf("no measurement through Pebble, or not one decision line:\n%s", out)
+		return
+	}
+	measured, _ := strconv.ParseFloat(row[1], 64)
+	lo, _ := strconv.ParseFloat(row[2], 64)
+	m := regexp.MustCompile(`^Decision: (switch to this plan|stay with the current filters): the plan's projected (\S+) ` +
+		`.* the current filters' measured (\S+) `).FindStringSubmatch(d)
+	if m == nil || m[3] != row[1] {
+		t.Errorf("decision %q does not weigh the plan against the measured %s", d, row[1])
+		return
+	}
+	plan, _ := strconv.ParseFloat(m[2], 64)
+	if want := plan*1.3 <= measured && plan < lo; want != (m[1] == "switch to this plan") {
+		t.Errorf("decision %q: the plan's %g against the measured %g (95%% from %g)", d, plan, measured, lo)
 	}
 }
 
@@ -345,9 +387,10 @@ func TestCache(t *testing.T) {
 			t.Errorf("-cache %s: L6 entry nil: %v:\n%s", cache, noL6, out[sec:plan])
 		}
 		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-		if !strings.HasPrefix(lines[len(lines)-1], "Verdict: ") {
-			t.Errorf("-cache %s: the output does not end with the verdict:\n%s", cache, out)
+		if !strings.HasPrefix(lines[len(lines)-2], "Verdict: ") {
+			t.Errorf("-cache %s: the output does not end with the verdict and the decision:\n%s", cache, out)
 		}
+		checkDecision(t, out, lines[len(lines)-1])
 		if testing.Verbose() {
 			t.Log(out[sec:plan])
 		}

@@ -133,5 +133,5 @@ func checkCockroachPlan(t *testing.T, rep *Report) {
 	if rep.plan == nil {
 		t.Fatalf("no plan section:\n%s", out.String())
 	}
-	checkVerdict(t, out.String(), rep.verdict())
+	checkVerdict(t, out.String(), rep)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strings"
 
@@ -187,6 +188,9 @@ func openReadOnly(dir, comparerName string) (*pebble.DB, *pebble.Options, vfs.FS
 	}
 	o.FS = fs
 	o.ReadOnly = true
+	// The measurement through Pebble reads the filters whatif reads; no
+	// Pebble read comes before listTables has checked every block.
+	o.Filters = maps.Clone(readers)
 	o.Logger = logger{}
 	o.EventListener = events()
 	o.DisableAutomaticCompactions = true

@@ -45,6 +45,9 @@ type planReport struct {
 	// ("bloom(10)") and the best bloom-only plan ("bloom-only"), in that
 	// order.
 	Projections []projection
+	// Measured is the current filters measured through Pebble with lookups
+	// like the plan's; nil where nothing was measured (no absent probes).
+	Measured *measurement
 }
 
 // projection is one plan's filters on every level. A level's candidateResult is

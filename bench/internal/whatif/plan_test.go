@@ -7,6 +7,7 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -182,7 +183,7 @@ func checkPlanOutput(t *testing.T, rep *Report) {
 	if !strings.Contains(s, fmt.Sprintf("bytes count the filters the lookups load (L0-L%d)", last)) {
 		t.Errorf("useL6 %v: the report does not say the bytes count L0-L%d:\n%s", rep.plan.UseL6, last, s)
 	}
-	checkVerdict(t, s, rep.verdict())
+	checkVerdict(t, s, rep)
 	if strings.Contains(s, "0.000x") {
 		t.Errorf("report prints a ratio of nothing:\n%s", s)
 	}
@@ -238,7 +239,7 @@ func TestPlanDefault(t *testing.T) {
 					t.Errorf("report lacks %q:\n%s", w, s)
 				}
 			}
-			checkVerdict(t, s, rep.verdict())
+			checkVerdict(t, s, rep)
 			if testing.Verbose() {
 				t.Log("\n" + s[strings.Index(s, "\nFilter plan:"):])
 			}
@@ -246,52 +247,168 @@ func TestPlanDefault(t *testing.T) {
 	}
 }
 
-// checkVerdict checks that the report s ends with the verdict line v, its
-// only line that starts with "Verdict:".
-func checkVerdict(t *testing.T, s, v string) {
+// checkVerdict checks that the report s ends with r's verdict line and then
+// its decision line, its only lines that start so, and that the decision is
+// consistent with the report's figures.
+func checkVerdict(t *testing.T, s string, r *Report) {
 	t.Helper()
+	v, d := r.verdict(), r.decision()
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if lines[len(lines)-1] != v || strings.Count(s, "Verdict:") != 1 || strings.Contains(v, "\n") {
-		t.Errorf("the report does not end with the one verdict line %q:\n%s", v, s)
+	if len(lines) < 2 || lines[len(lines)-2] != v || lines[len(lines)-1] != d ||
+		strings.Count(s, "Verdict:") != 1 || strings.Count(s, "Decision:") != 1 || strings.Contains(v+d, "\n") {
+		t.Errorf("the report does not end with the one verdict line %q and the one decision line %q:\n%s", v, d, s)
+	}
+	checkDecision(t, r, d)
+}
+
+// checkDecision checks the decision line d against the figures of r,
+// recomputed here from the counts: switch only where plan.Fit's projection
+// of the plan (where the model's figure for the current filters is off the
+// measured one by more than 1.3x, the larger of it and it scaled by that
+// error) is below 1/1.3 of the measured figure and below its 95% interval;
+// and the measured figure quoted where the decision weighs it.
+func checkDecision(t *testing.T, r *Report, d string) {
+	t.Helper()
+	pr, m := r.plan, r.plan.Measured
+	want, weighed := "Decision: stay with the current filters: ", ""
+	if m != nil && m.Lookups > 0 && r.currentKnown() && m.Misses+m.Unfiltered > 0 && pr.Fit.Current.FalsePositives >= 1e-7 {
+		k, n := float64(m.Misses+m.Unfiltered), float64(m.Lookups)
+		measured := k / n
+		lo := (k + 1.96*1.96/2 - 1.96*math.Sqrt(k+1.96*1.96/4)) / n
+		p, e := pr.Fit.FalsePositives, pr.Fit.Current.FalsePositives/measured
+		worst := p
+		if e > 1.3 || e < 1/1.3 {
+			worst = max(p, p/e)
+		}
+		if worst*1.3 <= measured && worst < lo {
+			want = "Decision: switch to this plan: "
+		}
+		weighed = "the current filters' measured " + fpText(measured) + " "
+	}
+	if !strings.HasPrefix(d, want) || !strings.Contains(d, weighed) || !strings.HasSuffix(d, ".") {
+		t.Errorf("decision %q; want it to begin %q and quote %q", d, want, weighed)
 	}
 }
 
-// TestVerdict pins the verdict's wording: ratios where both figures count,
-// absolute figures where one is nothing, and a plan no better than the
-// bloom-only plan said to be so.
-func TestVerdict(t *testing.T) {
-	c10, c16, b10 := cuckoopolicy.FilterPolicy(10), cuckoopolicy.FilterPolicy(16), bloom.FilterPolicy(10)
-	p := plan.Plan{c16, c16, c16, c16, c16, c10}
-	bloomOnly := plan.Plan{b10, b10, b10, b10, b10, b10}
-	est := func(p plan.Plan, bytes uint64, fp float64) plan.Estimate {
+// verdictCase is a plan section's figures and the verdict (after its head)
+// and decision lines they should give.
+type verdictCase struct {
+	name             string
+	plan, bloom, now plan.Estimate
+	measured         *measurement
+	verdict, decide  string
+}
+
+// Figures of the verdict cases: a cuckoo plan, a bloom-only plan, and
+// gets10k(misses), 10,000 absent Gets that met misses reads in vain beside
+// 20,000 filters that answered "absent"; the ceiling is 1 MiB.
+var (
+	cuckooPlan = plan.Plan{cuckoopolicy.FilterPolicy(16), cuckoopolicy.FilterPolicy(16), cuckoopolicy.FilterPolicy(16),
+		cuckoopolicy.FilterPolicy(16), cuckoopolicy.FilterPolicy(16), cuckoopolicy.FilterPolicy(10)}
+	bloomOnly = plan.Plan{bloom.FilterPolicy(10), bloom.FilterPolicy(10), bloom.FilterPolicy(10),
+		bloom.FilterPolicy(10), bloom.FilterPolicy(10), bloom.FilterPolicy(10)}
+	estimate = func(p plan.Plan, bytes uint64, fp float64) plan.Estimate {
 		return plan.Estimate{Plan: p, Bytes: bytes, FalsePositives: fp}
 	}
-	const mem = 1 << 20
+	gets10k      = func(misses int64) *measurement { return &measurement{Lookups: 10000, Misses: misses, Hits: 20000} }
+	decideSwitch = "Decision: switch to this plan: "
+	decideStay   = "Decision: stay with the current filters: "
+)
+
+const verdictMem = 1 << 20
+
+// verdictCases pin the verdict's and the decision's wording.
+var verdictCases = []verdictCase{
+	{"better", estimate(cuckooPlan, verdictMem, 0.01), estimate(bloomOnly, verdictMem, 0.04), estimate(bloomOnly, verdictMem, 0.05), gets10k(500),
+		"the plan meets 0.25x the false positives of the best bloom-only plan, and against the current filters, " +
+			"which Pebble measured at 0.05 false-positive reads per absent lookup (95%: 0.0458 to 0.0546; " +
+			"the model's 0.05 is within 1.3x of it), its projected 0.01 is 0.20x theirs.",
+		decideSwitch + "the plan's projected 0.01 false-positive reads per absent lookup at the current filters' bytes " +
+			"are below 1/1.3 of the current filters' measured 0.05 and below its 95% interval (0.0458 to 0.0546)."},
+	{"model 4x too high", estimate(cuckooPlan, verdictMem, 0.01), estimate(bloomOnly, verdictMem, 0.04), estimate(bloomOnly, verdictMem, 0.05), gets10k(125),
+		"the plan meets 0.25x the false positives of the best bloom-only plan; but Pebble measured the current filters " +
+			"at 0.0125 false-positive reads per absent lookup (95%: 0.0105 to 0.0149), where the model says 0.05 " +
+			"(4.00x the measurement), so the plan's projection is taken both as modelled and scaled by that error: " +
+			"0.0025 to 0.01, 0.20x to 0.80x the current filters' measured figure.",
+		decideStay + "the plan's projected 0.01 false-positive reads per absent lookup (the larger of the model's figure and " +
+			"that scaled by its measured error) at the current filters' bytes are not below both 1/1.3 of the current " +
+			"filters' measured 0.0125 and its 95% interval (0.0105 to 0.0149)."},
+	{"model 5x too low", estimate(cuckooPlan, verdictMem, 0.002), estimate(bloomOnly, verdictMem, 0.04), estimate(bloomOnly, verdictMem, 0.01), gets10k(500),
+		"the plan meets 0.05x the false positives of the best bloom-only plan; but Pebble measured the current filters " +
+			"at 0.05 false-positive reads per absent lookup (95%: 0.0458 to 0.0546), where the model says 0.01 " +
+			"(0.20x the measurement), so the plan's projection is taken both as modelled and scaled by that error: " +
+			"0.002 to 0.01, 0.04x to 0.20x the current filters' measured figure.",
+		decideSwitch + "the plan's projected 0.01 false-positive reads per absent lookup (the larger of the model's figure " +
+			"and that scaled by its measured error) at the current filters' bytes are below 1/1.3 of the current " +
+			"filters' measured 0.05 and below its 95% interval (0.0458 to 0.0546)."},
+	{"far better", estimate(cuckooPlan, verdictMem, 2e-5), estimate(bloomOnly, verdictMem, 0.01), estimate(bloomOnly, verdictMem, 0.01), gets10k(100),
+		"the plan meets 0.002x the false positives of the best bloom-only plan, and against the current filters, " +
+			"which Pebble measured at 0.01 false-positive reads per absent lookup (95%: 0.00822 to 0.0122; " +
+			"the model's 0.01 is within 1.3x of it), its projected 2e-05 is 0.002x theirs.",
+		decideSwitch + "the plan's projected 2e-05 false-positive reads per absent lookup at the current filters' bytes " +
+			"are below 1/1.3 of the current filters' measured 0.01 and below its 95% interval (0.00822 to 0.0122)."},
+	{"no better", estimate(cuckooPlan, verdictMem, 0.04), estimate(bloomOnly, verdictMem, 0.04), estimate(bloomOnly, verdictMem/2, 0.08), gets10k(800),
+		"the plan is no better than the best bloom-only plan (1.00x its false positives), and against the current " +
+			"filters, which Pebble measured at 0.08 false-positive reads per absent lookup (95%: 0.0746 to 0.0857; " +
+			"the model's 0.08 is within 1.3x of it), its projected 0.04 is 0.50x theirs (the current filters take 512 KiB).",
+		decideSwitch + "the plan's projected 0.04 false-positive reads per absent lookup within 1 MiB of filters (the current " +
+			"filters take 512 KiB) are below 1/1.3 of the current filters' measured 0.08 and below its 95% interval " +
+			"(0.0746 to 0.0857)."},
+	{"bloom only", estimate(bloomOnly, verdictMem, 0.04), estimate(bloomOnly, verdictMem, 0.04), estimate(bloomOnly, verdictMem, 0.04), gets10k(400),
+		"the plan is the best bloom-only plan (the cuckoo filter gains nothing here), and against the current filters, " +
+			"which Pebble measured at 0.04 false-positive reads per absent lookup (95%: 0.0363 to 0.0441; " +
+			"the model's 0.04 is within 1.3x of it), its projected 0.04 is 1.00x theirs.",
+		decideStay + "the plan's projected 0.04 false-positive reads per absent lookup at the current filters' bytes are not " +
+			"below both 1/1.3 of the current filters' measured 0.04 and its 95% interval (0.0363 to 0.0441)."},
+	{"nothing", estimate(cuckooPlan, verdictMem, 0), estimate(bloomOnly, verdictMem, 1e-3), estimate(bloomOnly, verdictMem, 0.5), gets10k(5000),
+		"the plan meets 0 false-positive reads per absent lookup, the best bloom-only plan 0.001, and against the " +
+			"current filters, which Pebble measured at 0.5 false-positive reads per absent lookup (95%: 0.486 to 0.514; " +
+			"the model's 0.5 is within 1.3x of it), its projected 0 is a negligible share of theirs.",
+		decideSwitch + "the plan's projected 0 false-positive reads per absent lookup at the current filters' bytes are " +
+			"below 1/1.3 of the current filters' measured 0.5 and below its 95% interval (0.486 to 0.514)."},
+	{"unknown", estimate(cuckooPlan, verdictMem, 0.01), estimate(bloomOnly, verdictMem, 0.02), estimate(plan.Plan{}, 0, 3), gets10k(300),
+		"the plan meets 0.50x the false positives of the best bloom-only plan; plan.Fit's model does not know the " +
+			"current filters, which Pebble measured at 0.03 false-positive reads per absent lookup (95%: 0.0268 to 0.0336).",
+		decideStay + "plan.Fit's model does not know them, so the plan's projection has no footing to be checked against."},
+	{"unmeasured", estimate(cuckooPlan, verdictMem, 0.01), estimate(bloomOnly, verdictMem, 0.04), estimate(bloomOnly, verdictMem, 0.05), nil,
+		"the plan meets 0.25x the false positives of the best bloom-only plan, and 0.20x those of the current filters; " +
+			"no absent lookup was measured through Pebble.",
+		decideStay + "no absent lookup could be measured through Pebble, so the model's figures are unchecked."},
+	{"none measured", estimate(cuckooPlan, verdictMem, 0.01), estimate(bloomOnly, verdictMem, 0.04), estimate(bloomOnly, verdictMem, 0.05), gets10k(0),
+		"the plan meets 0.25x the false positives of the best bloom-only plan; Pebble measured no false-positive read " +
+			"of the current filters in 10,000 absent lookups (95%: at most 0.000384 per lookup), where the model says 0.05.",
+		decideStay + "they met no false-positive read in 10,000 absent lookups, which leaves nothing measurable to save."},
+	{"nothing met", estimate(cuckooPlan, verdictMem, 0.01), estimate(bloomOnly, verdictMem, 0.04), estimate(bloomOnly, verdictMem, 0.05), &measurement{Lookups: 10000},
+		"the plan meets 0.25x the false positives of the best bloom-only plan; the 10,000 absent lookups measured " +
+			"through Pebble met no table on the levels they load, where the model says 0.05.",
+		decideStay + "the absent lookups met no table on the levels they load, so there is nothing measurable to save."},
+	{"model none", estimate(cuckooPlan, verdictMem, 0), estimate(bloomOnly, verdictMem, 1e-3), estimate(bloomOnly, verdictMem, 0), gets10k(100),
+		"the plan meets 0 false-positive reads per absent lookup, the best bloom-only plan 0.001; plan.Fit's model " +
+			"expects no false positives of the current filters, where Pebble measured 0.01 per absent lookup " +
+			"(95%: 0.00822 to 0.0122).",
+		decideStay + "plan.Fit's model expects none of the false positives Pebble measured on them, so its projections " +
+			"cannot be corrected."},
+}
+
+// TestVerdict pins the verdict's and the decision's wording: ratios where
+// both figures count, absolute figures where one is nothing, a plan no
+// better than the bloom-only plan said to be so; the current filters as
+// Pebble measured them, the model's projection scaled where its figure for
+// them is off by more than 1.3x (as in the databases, where it was
+// 3-4.4x Pebble's counters); and a decision for each case.
+func TestVerdict(t *testing.T) {
 	head := "Verdict: at the same 1 MiB of filters the lookups load, "
-	for _, c := range []struct {
-		name             string
-		plan, bloom, now plan.Estimate
-		tableBytes       uint64
-		want             string
-	}{
-		{"better", est(p, mem, 0.01), est(bloomOnly, mem, 0.04), est(bloomOnly, mem, 0.05), mem,
-			head + "the plan meets 0.25x the false positives of the best bloom-only plan, and 0.20x those of the current filters."},
-		{"far better", est(p, mem, 2e-5), est(bloomOnly, mem, 0.01), est(bloomOnly, mem, 0.01), mem,
-			head + "the plan meets 0.002x the false positives of the best bloom-only plan, and 0.002x those of the current filters."},
-		{"no better", est(p, mem, 0.04), est(bloomOnly, mem, 0.04), est(bloomOnly, mem/2, 0.08), mem / 2,
-			head + "the plan is no better than the best bloom-only plan (1.00x its false positives), and 0.50x those of the current filters (which take 512 KiB)."},
-		{"bloom only", est(bloomOnly, mem, 0.04), est(bloomOnly, mem, 0.04), est(bloomOnly, mem, 0.04), mem,
-			head + "the plan is the best bloom-only plan (the cuckoo filter gains nothing here), and 1.00x those of the current filters."},
-		{"nothing", est(p, mem, 0), est(bloomOnly, mem, 1e-3), est(bloomOnly, mem, 0.5), mem,
-			head + "the plan meets 0 false-positive reads per absent lookup, the best bloom-only plan 0.001, and the current filters 0.5."},
-		{"unknown", est(p, mem, 0.01), est(bloomOnly, mem, 0.02), est(plan.Plan{}, 0, 3), mem,
-			head + "the plan meets 0.50x the false positives of the best bloom-only plan; plan.Fit's model does not know the current filters."},
-	} {
-		r := &Report{plan: &planReport{Memory: mem, TableBytes: c.tableBytes}}
+	for _, c := range verdictCases {
+		r := &Report{plan: &planReport{Memory: verdictMem, TableBytes: verdictMem, Measured: c.measured}}
 		r.plan.Fit.Estimate, r.plan.Fit.BloomOnly, r.plan.Fit.Current = c.plan, c.bloom, c.now
-		if got := r.verdict(); got != c.want {
-			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		if got := r.verdict(); got != head+c.verdict {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, head+c.verdict)
 		}
+		got := r.decision()
+		if got != c.decide {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.decide)
+		}
+		checkDecision(t, r, got)
 	}
 }
 

@@ -40,12 +40,14 @@ func (r *Report) falseReads(j, last int) float64 {
 
 // writePlan prints the plan section: the plan and its ceiling, its filters
 // level by level, the plan beside the current filters, bloom(10) on every
-// level and the best bloom-only plan at equal bytes, the Go lines that
-// apply it, and a one-line verdict.
+// level and the best bloom-only plan at equal bytes, the current filters
+// measured through Pebble, the Go lines that apply the plan, a one-line
+// verdict and, last, the decision line.
 func (r *Report) writePlan(b *strings.Builder) {
 	pr := r.plan
 	if pr == nil {
 		b.WriteString("\nNo filter plan: the levels the lookups load hold no keys to plan for.\n")
+		b.WriteString("\nDecision: stay with the current filters: there is no plan to switch to.\n")
 		return
 	}
 	lookups := "per absent Get (db.Get reads no L6 filter: L6 gets none)"
@@ -65,10 +67,11 @@ func (r *Report) writePlan(b *strings.Builder) {
 		r.writePlanLevels(b)
 	}
 	r.writeEqualBytes(b)
+	r.writeMeasured(b)
 	b.WriteString("\nTo apply it (every level set; the readers of both filter families registered):\n\n")
 	b.WriteString(indent(goLines(pr.Plan)))
 	b.WriteString("\nThe plan fits the LSM as it is now: choose it again as the database grows.\n")
-	b.WriteString("\n" + r.verdict() + "\n")
+	b.WriteString("\n" + r.verdict() + "\n" + r.decision() + "\n")
 }
 
 // writePlanLevels prints the plan's filters on each level that has tables,
@@ -165,45 +168,6 @@ func (r *Report) writeEqualBytes(b *strings.Builder) {
 // it costs them, or there are none on the levels the lookups load.
 func (r *Report) currentKnown() bool {
 	return r.plan.Fit.Current.Bytes > 0 || r.plan.TableBytes == 0
-}
-
-// negligible is the fewest expected false-positive reads per absent lookup
-// that a ratio is taken of: below it, a ratio says nothing, and the figures
-// are given instead.
-const negligible = 1e-7
-
-// verdict returns the section's last line: the plan against the best
-// bloom-only plan and the current filters, in ratios where both figures are
-// more than negligible, in absolute figures where one is not.
-func (r *Report) verdict() string {
-	pr := r.plan
-	fit := &pr.Fit
-	p, bo := fit.FalsePositives, fit.BloomOnly.FalsePositives
-	var vsBloom string
-	switch {
-	case fit.Plan == fit.BloomOnly.Plan:
-		vsBloom = "the plan is the best bloom-only plan (the cuckoo filter gains nothing here)"
-	case p < negligible || bo < negligible:
-		vsBloom = fmt.Sprintf("the plan meets %s false-positive reads per absent lookup, the best bloom-only plan %s", fpText(p), fpText(bo))
-	case p < bo:
-		vsBloom = fmt.Sprintf("the plan meets %s the false positives of the best bloom-only plan", ratioText(p, bo))
-	default:
-		vsBloom = fmt.Sprintf("the plan is no better than the best bloom-only plan (%s its false positives)", ratioText(p, bo))
-	}
-	c := fit.Current
-	var vsNow string
-	switch {
-	case !r.currentKnown():
-		vsNow = "; plan.Fit's model does not know the current filters"
-	case p < negligible || c.FalsePositives < negligible:
-		vsNow = fmt.Sprintf(", and the current filters %s", fpText(c.FalsePositives))
-	default:
-		vsNow = fmt.Sprintf(", and %s those of the current filters", ratioText(p, c.FalsePositives))
-	}
-	if r.currentKnown() && c.Bytes != pr.Memory {
-		vsNow += fmt.Sprintf(" (which take %s)", shortSize(c.Bytes))
-	}
-	return fmt.Sprintf("Verdict: at the same %s of filters the lookups load, %s%s.", shortSize(pr.Memory), vsBloom, vsNow)
 }
 
 // fpText formats expected false-positive reads per absent lookup.

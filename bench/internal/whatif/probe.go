@@ -4,23 +4,16 @@ import (
 	"bytes"
 	"slices"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/cockroachdb/pebble/v2"
 )
 
 // deriveProbes turns the source keys into keys present in no table.
 func (a *analysis) deriveProbes(rep *Report) [][]byte {
-	present := func(k []byte) bool {
-		_, ok := slices.BinarySearch(a.hashes, xxhash.Sum64(k))
-		return ok
-	}
+	present := a.present
 	var ps [][]byte
 	rep.sources = len(a.sources)
 	for _, s := range a.sources {
-		body, tail := s, []byte(nil)
-		if a.sentinel && len(s) > 0 && s[len(s)-1] == 0 {
-			body, tail = s[:len(s)-1], s[len(s)-1:]
-		}
+		body, tail := a.bodyTail(s)
 		var found []byte
 		if len(body) > 0 {
 			for bit := 0; bit < 8 && found == nil; bit++ {
@@ -48,6 +41,16 @@ func (a *analysis) deriveProbes(rep *Report) [][]byte {
 	ps = slices.CompactFunc(ps, func(x, y []byte) bool { return bytes.Equal(x, y) })
 	rep.probes = len(ps)
 	return ps
+}
+
+// bodyTail splits a source key into the body whose last byte a probe
+// alters and the tail after it: the cockroach comparer's sentinel byte, or
+// nothing.
+func (a *analysis) bodyTail(s []byte) (body, tail []byte) {
+	if a.sentinel && len(s) > 0 && s[len(s)-1] == 0 {
+		return s[:len(s)-1], s[len(s)-1:]
+	}
+	return s, nil
 }
 
 // probe runs every probe through the read model.

@@ -54,12 +54,41 @@
 // those levels by plan.Fit's model, so that the report compares at equal
 // bytes: the plan, the current filters, bloom(10) on every level and the
 // best bloom-only plan, each with plan.Fit's expected false-positive reads
-// per absent lookup; Write ends the section with a one-line verdict. It
-// also measures the plan, bloom(10) and the bloom-only plan with the read
-// model above on the current tables: each table's filter built from its
-// keys, the same absent probes. plan.Fit's rates come from curves measured
-// on random keys; whatif's from the database's own keys, so the two can
-// differ where the keys defeat a filter's hashing.
+// per absent lookup. It also measures the plan, bloom(10) and the
+// bloom-only plan with the read model above on the current tables: each
+// table's filter built from its keys, the same absent probes. plan.Fit's
+// rates come from curves measured on random keys; whatif's from the
+// database's own keys, so the two can differ where the keys defeat a
+// filter's hashing.
+//
+// # Measured through Pebble
+//
+// With a plan, Analyze also measures the current filters through Pebble
+// itself, on the database it opened read-only with the readers of both
+// filter families: absent keys looked up as the plan's lookups are (db.Get;
+// with Config.UseL6 SeekPrefixGE on a new iterator with
+// IterOptions.UseL6Filters), Pebble's filter counters (db.Metrics().Filter)
+// read around every batch of them. For an absent key every filter miss (the
+// filter says "may contain") is a data-block read in vain; a table without
+// a filter Pebble reads adds one read wherever its range holds the key, by
+// its bounds. The keys: rounds of the probes' source keys with a byte
+// appended (1, 2, ...), each round shuffled, each key absent from every
+// table; a batch in which a key turns out present (in the memtable) is not
+// counted. A byte appended, not a bit flipped: Pebble's bloom filter
+// answers "may contain" more often for a key one bit from a present one.
+// Past the first round it stops at 400 reads in vain, or where that round
+// met no table on the levels the lookups load; and it stops at
+// Config.Lookups lookups or after Config.LookupTime.
+//
+// The report gives the reads in vain per absent lookup with a 95% interval
+// beside plan.Fit's figure for the current filters, and the model's error,
+// model over measured. Within 1.3x the model's projections stand; beyond,
+// the verdict takes the plan's projection both as modelled and scaled by
+// the error. Write ends the section with a one-line verdict and a decision
+// line: switch to the plan where its projection (the larger of the two
+// where scaled) is below 1/1.3 of the current filters' measured figure and
+// below its 95% interval; otherwise, and where the model does not know the
+// current filters or nothing was measured, stay with the current filters.
 //
 // # Block cache
 //
@@ -86,7 +115,7 @@
 // Memory: 8 bytes per filter key of the database (the hashes that tell
 // absent keys), plus the candidate filters of every table and those of the
 // plan, bloom(10) and the bloom-only plan, built from at most Config.Sample
-// keys per table.
+// keys per table, and a round of the measurement's keys (one per source).
 package whatif
 
 import (
@@ -138,6 +167,11 @@ type Config struct {
 	// for lookups that read L6 filters that keep to half of it (see the
 	// package doc).
 	Cache uint64
+	// Lookups and LookupTime cap the measurement through Pebble (see the
+	// package doc): the most absent lookups, 0 meaning DefaultLookups, and
+	// the longest it runs, 0 meaning DefaultLookupTime.
+	Lookups    int
+	LookupTime time.Duration
 }
 
 // Report is what Analyze measured, which Write prints: plain data, with no
@@ -232,7 +266,7 @@ func candidates(budgets []int) []candidate {
 // unknown comparer, a comparer other than the database's, and any error
 // reading a table.
 func Analyze(c Config) (_ *Report, err error) {
-	budgets, probes, err := checkConfig(c)
+	c, budgets, err := checkConfig(c)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +286,7 @@ func Analyze(c Config) (_ *Report, err error) {
 		fs:       fs,
 		dir:      c.Dir,
 		sample:   c.Sample,
-		probes:   probes,
+		probes:   c.Probes,
 		sentinel: c.Comparer == "cockroach",
 	}
 	a.ropts.Filters = nil
@@ -280,16 +314,9 @@ func Analyze(c Config) (_ *Report, err error) {
 		return nil, err
 	}
 	rep.sampled = a.sampled
-
-	slices.Sort(a.hashes)
-	a.hashes = slices.Compact(a.hashes)
-	ps := a.deriveProbes(rep)
-	if progress != nil {
-		fmt.Fprintf(progress, "whatif: probing %d absent keys\n", len(ps))
+	if err := a.probeAll(db, rep, c, progress); err != nil {
+		return nil, err
 	}
-	a.probe(rep, ps)
-	rep.probeKeys = ps
-
 	if !probed {
 		rep.baseline = "bloom(10)"
 		if !slices.Contains(budgets, 10) {
@@ -299,26 +326,54 @@ func Analyze(c Config) (_ *Report, err error) {
 	return rep, nil
 }
 
-// checkConfig returns c's budgets and probes, defaults filled in, or the
-// error in c.
-func checkConfig(c Config) (budgets []int, probes int, err error) {
+// checkConfig returns c with Probes, Lookups and LookupTime defaults filled
+// in and its budgets, or the error in c.
+func checkConfig(c Config) (_ Config, budgets []int, err error) {
 	budgets = c.Budgets
 	if len(budgets) == 0 {
 		budgets = defaultBudgets
 	}
 	for _, b := range budgets {
 		if b < 1 || b > 64 {
-			return nil, 0, fmt.Errorf("whatif: budget %d bits per key is out of range 1..64", b)
+			return c, nil, fmt.Errorf("whatif: budget %d bits per key is out of range 1..64", b)
 		}
 	}
-	if c.Sample < 0 || c.Probes < 0 {
-		return nil, 0, fmt.Errorf("whatif: -sample and -probes must not be negative")
+	if c.Sample < 0 || c.Probes < 0 || c.Lookups < 0 || c.LookupTime < 0 {
+		return c, nil, fmt.Errorf("whatif: -sample, -probes, -lookups and -lookuptime must not be negative")
 	}
-	probes = c.Probes
-	if probes == 0 {
-		probes = DefaultProbes
+	if c.Probes == 0 {
+		c.Probes = DefaultProbes
 	}
-	return budgets, probes, nil
+	if c.Lookups == 0 {
+		c.Lookups = DefaultLookups
+	}
+	if c.LookupTime == 0 {
+		c.LookupTime = DefaultLookupTime
+	}
+	return c, budgets, nil
+}
+
+// probeAll derives the absent probes and runs them through the read model
+// into rep; where there is a plan, it also measures the current filters
+// through Pebble with lookups like the plan's.
+func (a *analysis) probeAll(db *pebble.DB, rep *Report, c Config, progress io.Writer) error {
+	slices.Sort(a.hashes)
+	a.hashes = slices.Compact(a.hashes)
+	ps := a.deriveProbes(rep)
+	if progress != nil {
+		fmt.Fprintf(progress, "whatif: probing %d absent keys\n", len(ps))
+	}
+	a.probe(rep, ps)
+	rep.probeKeys = ps
+	if rep.plan == nil || len(ps) == 0 {
+		return nil
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "whatif: measuring the current filters through Pebble (at most %d lookups, %v)\n", c.Lookups, c.LookupTime)
+	}
+	var err error
+	rep.plan.Measured, err = a.measure(db, c.UseL6, limits{lookups: c.Lookups, time: c.LookupTime})
+	return err
 }
 
 // newReport returns an empty report with a row per candidate on every level.
@@ -341,7 +396,10 @@ func newReport(dir, comparer string, cands []candidate) *Report {
 // listTables returns the database's tables with their properties. Pebble
 // reads the properties of every table, and on a corrupt one the logger's
 // Fatalf would be its next step; so whatif's own reader, which returns what
-// it finds wrong as an error, opens every table first.
+// it finds wrong as an error, opens every table first. It checks every
+// filter block too, before Pebble, which has the readers of both families
+// (see openReadOnly), reads one: Pebble's bloom reader divides by zero on
+// some malformed blocks.
 func (a *analysis) listTables(db *pebble.DB) ([][]pebble.SSTableInfo, error) {
 	var levels [][]pebble.SSTableInfo
 	err := catch(func() (err error) {
@@ -352,12 +410,16 @@ func (a *analysis) listTables(db *pebble.DB) ([][]pebble.SSTableInfo, error) {
 		return nil, fmt.Errorf("whatif: listing tables: %w", err)
 	}
 	for _, info := range a.localFiles(levels) {
-		_, r, err := a.openTable(info)
+		f, r, err := a.openTable(info)
 		if err != nil {
 			return nil, err
 		}
-		if err := r.Close(); err != nil {
-			return nil, fmt.Errorf("whatif: %s: %w", a.tablePath(info), err)
+		err = readNowFilter(&table{}, r, f, a.tablePath(info))
+		if cerr := r.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("whatif: %s: %w", a.tablePath(info), cerr)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	err = catch(func() (err error) {

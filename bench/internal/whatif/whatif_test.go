@@ -101,25 +101,7 @@ func buildDB(t *testing.T, dir string) expected {
 		t.Fatal(err)
 	}
 	// An ingested table over L6's range and under nothing else lands in L5.
-	path := filepath.Join(t.TempDir(), "ingest.sst")
-	f, err := vfs.Default.Create(path, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wo := o.Clone()
-	wo.EnsureDefaults()
-	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), wo.MakeWriterOptions(5, db.TableFormat()))
-	for i := range step(1, 5000, 6) {
-		if err := w.Set(userKey(i), []byte("ingested")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Ingest(context.Background(), []string{path}); err != nil {
-		t.Fatal(err)
-	}
+	ingest(t, db, o, step(1, 5000, 6))
 	set(step(2, 3000, 30))
 	set(step(50002, 3000, 9))
 	set(step(95000, 2000, 1))
@@ -138,6 +120,31 @@ func buildDB(t *testing.T, dir string) expected {
 		t.Fatalf("test database has tables %v per level, want >= 3 in L0, 1 in L5, >= 2 in L6", e.tables)
 	}
 	return e
+}
+
+// ingest writes a table of the keys with o's options for L5 and ingests it
+// into db.
+func ingest(t *testing.T, db *pebble.DB, o *pebble.Options, keys func(func(int) bool)) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "ingest.sst")
+	f, err := vfs.Default.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wo := o.Clone()
+	wo.EnsureDefaults()
+	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), wo.MakeWriterOptions(5, db.TableFormat()))
+	for i := range keys {
+		if err := w.Set(userKey(i), []byte("ingested")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Ingest(context.Background(), []string{path}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // copyDB copies a database directory, LOCK aside.
@@ -578,7 +585,8 @@ func TestAnalyzeEmpty(t *testing.T) {
 	if err := rep.Write(&out); err != nil {
 		t.Fatal(err)
 	}
-	if rep.probes != 0 || !strings.Contains(out.String(), "nothing to measure") {
+	if rep.probes != 0 || !strings.Contains(out.String(), "nothing to measure") ||
+		!strings.HasSuffix(out.String(), "\nDecision: stay with the current filters: there is no plan to switch to.\n") {
 		t.Errorf("report on an empty database:\n%s", out.String())
 	}
 }
