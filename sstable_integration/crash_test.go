@@ -17,6 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 	"github.com/pebble-cuckoo/pebble-cuckoo/internal/pebbletest"
 )
 
@@ -33,6 +34,10 @@ const (
 // level and the Filters that read them.
 type crashConfig struct {
 	levels [7]pebble.FilterPolicy
+	// live, if not nil, is the configuration of a live plan set on the
+	// levels after them and started on each open, refitting every
+	// millisecond while the writers write.
+	live *plan.Config
 }
 
 func (c crashConfig) String() string {
@@ -43,7 +48,37 @@ func (c crashConfig) String() string {
 		}
 		fmt.Fprintf(&b, "L%d=%s", i, policyString(p))
 	}
+	if c.live != nil {
+		fmt.Fprintf(&b, " live plan %+v", *c.live)
+	}
 	return b.String()
+}
+
+// open opens the cycle's database on fs, with its live plan started if it
+// has one, and returns it with the function that closes it (through the
+// plan's DB, which stops the refits first).
+func (c crashConfig) open(t *testing.T, fs vfs.FS, f dbFormat, st *crashStats) (*pebble.DB, func()) {
+	t.Helper()
+	o := c.options(fs, f)
+	var lp *plan.Live
+	if c.live != nil {
+		lp = plan.NewLive(*c.live, time.Millisecond)
+		lp.Apply(o)
+	}
+	db, err := pebble.Open("db", o)
+	if err != nil {
+		t.Fatalf("%s: open: %v", c, err)
+	}
+	if lp == nil {
+		return db, func() { closeDB(t, db) }
+	}
+	ldb, _ := lp.Start(db) // a fit's error is in the status; the levels keep writing
+	return db, func() {
+		if err := ldb.Close(); err != nil {
+			t.Fatalf("%s: close: %v", c, err)
+		}
+		st.refits += lp.Status().Refits
+	}
 }
 
 // options returns the options of the cycle's database on fs: small
@@ -101,6 +136,22 @@ var crashVariants = []crashVariant{
 				c.levels[l] = b
 			}
 		}
+		return c
+	}},
+	// A live plan on every level, refitting while the writers write: at
+	// its default budget (FilterPolicy(10)'s bytes, the levels before it),
+	// or a small fixed one, where its levels write bloom blocks in this
+	// package's trailer and unfiltered blocks; with L6 filters or without.
+	{"live", func(rng *rand.Rand) crashConfig {
+		var c crashConfig
+		for i := range c.levels {
+			c.levels[i] = cuckoopolicy.FilterPolicy(10)
+		}
+		cfg := plan.Config{UseL6: rng.IntN(2) == 0}
+		if rng.IntN(2) == 0 {
+			cfg.MaxFilterBytes, cfg.Fixed = uint64(rng.IntN(8<<10)), true
+		}
+		c.live = &cfg
 		return c
 	}},
 }
@@ -184,14 +235,17 @@ type crashStats struct {
 	cycles, batches, syncs, inFlight int
 	keysChecked, filterSkips         int64
 	cuckoo, cuckooL6, bloom          int // checks that found such tables
+	refits                           int // live plans' fits
 }
 
 // TestCrashCycles runs crash cycles on Pebble's crashable in-memory
-// filesystem (vfs.NewCrashableMem, CrashClone) with cuckoo filters, in two
+// filesystem (vfs.NewCrashableMem, CrashClone) with cuckoo filters, in three
 // variants: cuckoopolicy.FilterPolicy(10) on every level through
-// cuckoopolicy.Apply, and a per-level mix drawn anew each cycle (bloom(10)
-// on some levels, cuckoo(b) on others, no filter on one) with the readers
-// of both families registered by Apply.
+// cuckoopolicy.Apply; a per-level mix drawn anew each cycle (bloom(10) on
+// some levels, cuckoo(b) on others, no filter on one) with the readers of
+// both families registered by Apply; and a live plan (package plan)
+// refitting every millisecond while the writers write and while the clone
+// is checked, closed through its DB.
 //
 // Each cycle opens the database, runs three writers committing batches of
 // unique keys, synced or not at random, while another goroutine flushes and
@@ -238,13 +292,14 @@ func TestCrashCycles(t *testing.T) {
 				crashCycle(t, rng, v.draw(rng), lin, c, writeOps, &st)
 			}
 			t.Logf("%d cycles: %d batches committed before the crashes (%d synced), %d commits in flight at a crash; "+
-				"%d keys checked, %d tables skipped by a filter; checks with cuckoo tables %d (in L6 %d), with bloom tables %d",
-				st.cycles, st.batches, st.syncs, st.inFlight, st.keysChecked, st.filterSkips, st.cuckoo, st.cuckooL6, st.bloom)
+				"%d keys checked, %d tables skipped by a filter; checks with cuckoo tables %d (in L6 %d), with bloom tables %d; %d live fits",
+				st.cycles, st.batches, st.syncs, st.inFlight, st.keysChecked, st.filterSkips, st.cuckoo, st.cuckooL6, st.bloom, st.refits)
 			// The checks must have gone through the filters: tables
 			// skipped, cuckoo filters in L6 (read by UseL6Filters) where
 			// every level has them, bloom filters beside cuckoo ones in
 			// the mix.
-			if st.filterSkips == 0 || st.cuckoo == 0 || (v.name == "cuckoo" && st.cuckooL6 == 0) || (v.name == "mixed" && st.bloom == 0) {
+			if st.filterSkips == 0 || st.cuckoo == 0 || (v.name == "cuckoo" && st.cuckooL6 == 0) || (v.name == "mixed" && st.bloom == 0) ||
+				(v.name == "live" && st.refits == 0) {
 				t.Fatalf("the checks did not exercise the filters: %+v", st)
 			}
 		})
@@ -282,10 +337,7 @@ func crashCycle(t *testing.T, rng *rand.Rand, cfg crashConfig, lin *lineage, c, 
 		}
 		return nil
 	})
-	db, err := pebble.Open("db", cfg.options(errorfs.Wrap(lin.fs, inj), lin.format))
-	if err != nil {
-		t.Fatalf("%s: open: %v", what, err)
-	}
+	db, closeFirst := cfg.open(t, errorfs.Wrap(lin.fs, inj), lin.format, st)
 	ops.Store(0)
 
 	var stop atomic.Bool
@@ -358,18 +410,16 @@ func crashCycle(t *testing.T, rng *rand.Rand, cfg crashConfig, lin *lineage, c, 
 	stop.Store(true)
 	<-done
 	if t.Failed() {
-		_ = db.Close()
+		closeFirst()
 		t.FailNow()
 	}
-	closeDB(t, db)
+	closeFirst()
 	lin.fs = clone
 
-	// Reopen the crash clone and read everything back.
-	db, err = pebble.Open("db", cfg.options(lin.fs, lin.format))
-	if err != nil {
-		t.Fatalf("%s: open the crash clone: %v", what, err)
-	}
-	defer closeDB(t, db)
+	// Reopen the crash clone and read everything back (a live plan
+	// refitting meanwhile).
+	db, closeDB := cfg.open(t, lin.fs, lin.format, st)
+	defer closeDB()
 	st.cycles++
 	st.batches += rec.batches
 	st.syncs += rec.syncs
