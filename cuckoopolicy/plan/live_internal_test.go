@@ -130,8 +130,10 @@ func TestLiveFitL0(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Each table holds perTable keys and the two that widen its range.
-	if l0 := r.Levels[0]; l0.Tables != steadyL0Tables || l0.Projected || l0.Keys < steadyL0Tables*perTable || l0.Keys > steadyL0Tables*(perTable+2) {
+	// Each table holds perTable keys and the two that widen its range; the
+	// keys per level come from a sample, within a few percent.
+	near := func(got uint64, want float64) bool { return float64(got) >= 0.95*want && float64(got) <= 1.05*want }
+	if l0 := r.Levels[0]; l0.Tables != steadyL0Tables || l0.Projected || !near(l0.Keys, steadyL0Tables*perTable) {
 		t.Errorf("8 L0 tables planned as %+v; want %d tables of about %d keys", l0, steadyL0Tables, perTable)
 	}
 	if err := m.DB.Compact(context.Background(), []byte("key"), []byte("key~~"), true); err != nil {
@@ -140,7 +142,7 @@ func TestLiveFitL0(t *testing.T) {
 	if r, _, err = lp.fit(m.DB); err != nil {
 		t.Fatal(err)
 	}
-	if l0 := r.Levels[0]; l0.Tables != 2 || !l0.Projected || l0.Keys < 2*perTable || l0.Keys > 2*(perTable+2) || r.Plan[0] == nil {
+	if l0 := r.Levels[0]; l0.Tables != 2 || !l0.Projected || !near(l0.Keys, 2*perTable) || r.Plan[0] == nil {
 		t.Errorf("an emptied L0 planned as %+v with %v; want 2 projected tables of about %d keys, filtered", l0, r.Plan[0], perTable)
 	}
 	if r.Budget == 0 || r.Bytes > r.Budget {

@@ -214,3 +214,45 @@ func TestFitAllKeysInL6(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFitMergesAndSingleDeletes fits plans on a database whose tables hold
+// merges and single deletes, which Pebble's ScanInternal, an earlier way of
+// sampling versions, panics on: Fit and a live plan's fits succeed and
+// keep every key.
+func TestFitMergesAndSingleDeletes(t *testing.T) {
+	lp := plan.NewLive(plan.Config{}, time.Hour)
+	m := dbtest.New(t)
+	m.Open(lp.Apply)
+	m.FlushTables(2, 1_000)
+	for i := range 500 {
+		if err := m.DB.Merge(dbtest.Key(i), []byte("+"), pebble.NoSync); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.DB.Set(dbtest.Absent(i), []byte("x"), pebble.NoSync); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.DB.SingleDelete(dbtest.Absent(i), pebble.NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.DB.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plan.Fit(m.DB, plan.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := lp.Start(m.DB)
+	if err != nil {
+		t.Fatalf("live plan's first fit: %v", err)
+	}
+	for i := range 500 {
+		v, closer, err := m.DB.Get(dbtest.Key(i))
+		if err != nil || string(v) != "v+" {
+			t.Fatalf("key %d: %q, %v; want the merged value", i, v, err)
+		}
+		closer.Close()
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

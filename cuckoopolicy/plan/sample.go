@@ -13,8 +13,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
-	"github.com/cockroachdb/pebble/v2/rangekey"
-	"github.com/cockroachdb/pebble/v2/sstable/block"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
 
@@ -270,30 +268,35 @@ func prefixShares(db *pebble.DB, seeks [][]byte) (share [7]float64, err error) {
 			}
 		}
 		last = versions[len(versions)-1]
-		var seen [7]bool
-		upper := append(slices.Clone(versions[len(versions)-1]), 0)
+		// The upper bound is the next key in the database, a real key: a
+		// key made up past the last version may not parse under the
+		// database's comparer.
+		var upper []byte
+		if seekGE(it, last) && it.Next() {
+			upper = slices.Clone(it.Key())
+		}
 		lower := first
 		if len(lower) == 0 {
 			// nil, not empty: Pebble's invariants builds (race, the
 			// invariants tag) read key[0] of any non-nil seek key.
 			lower = nil
 		}
-		err := db.ScanInternal(context.Background(), block.CategoryUnknown, lower, upper,
-			func(k *pebble.InternalKey, _ pebble.LazyValue, at pebble.IteratorLevel) error {
-				if at.Kind == pebble.IteratorLevelLSM && at.Level >= 0 && at.Level < 7 {
-					entries[at.Level]++
-					if !seen[at.Level] {
-						seen[at.Level] = true
-						prefixes[at.Level]++
-					}
-				}
-				return nil
-			},
-			func(start, end []byte, seq pebble.SeqNum) error { return nil },
-			func(start, end []byte, keys []rangekey.Key) error { return nil },
-			nil, nil)
+		// ScanStatistics counts every internal key per level, obsolete
+		// versions included as table properties count them; ScanInternal
+		// panics on merge and single-delete keys.
+		stats, err := db.ScanStatistics(context.Background(), lower, upper, pebble.ScanStatisticsOptions{})
 		if err != nil {
 			return share, err
+		}
+		for l, ls := range stats.Levels {
+			var n int
+			for _, c := range ls.KindsCount {
+				n += c
+			}
+			if n > 0 {
+				entries[l] += float64(n)
+				prefixes[l]++
+			}
 		}
 	}
 	for l := range share {
