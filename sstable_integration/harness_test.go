@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -24,9 +25,9 @@ import (
 // Flags of the metamorphic test; doc.go lists them with the environment
 // variables of pebbletest.
 var (
-	flagMetaSeeds = flag.Int("metamorphic.seeds", 0, "number of metamorphic seeds to run (0: 8, 2 with -short, 200 when long)")
+	flagMetaSeeds = flag.Int("metamorphic.seeds", 0, "number of metamorphic seeds to run (0: 4, 2 with -short, 200 when long)")
 	flagMetaSeed  = flag.Uint64("metamorphic.seed", 0, "run the metamorphic comparison for this one seed only")
-	flagMetaOps   = flag.Int("metamorphic.ops", 0, "operations per metamorphic run (0: 5000, 2000 with -short, 10000 when long)")
+	flagMetaOps   = flag.Int("metamorphic.ops", 0, "operations per metamorphic run (0: 3000, 2000 with -short, 5000 when long)")
 )
 
 // cuckooName is the on-disk identifier of the policy: the metaindex holds
@@ -426,6 +427,48 @@ type countingPolicy struct {
 
 type policyCounters struct {
 	writers, keys, probes, absent atomic.Int64
+	blocks                        [numBlockKinds]atomic.Int64 // filter blocks written, by kind
+}
+
+// blockKind is what a filter block written through a countingPolicy is.
+type blockKind int
+
+const (
+	cuckooBlock     blockKind = iota // the cuckoo family's cuckoo table
+	rawBloomBlock                    // the family's raw bloom block: bloom's own table, no trailer
+	bloomBlock                       // the family's bloom table inside its trailer
+	unfilteredBlock                  // the family's block that holds no filter
+	invalidBlock                     // the family's block that Inspect rejects
+	otherBlock                       // another policy's block (Pebble's bloom)
+	numBlockKinds
+)
+
+var blockKindNames = [numBlockKinds]string{"cuckoo", "raw bloom", "bloom", "unfiltered", "invalid", "other"}
+
+// blockCounts are filter blocks by kind.
+type blockCounts [numBlockKinds]int64
+
+// String lists the nonzero counts, as in "cuckoo 12, raw bloom 3".
+func (b blockCounts) String() string {
+	var parts []string
+	for k, n := range b {
+		if n != 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", blockKindNames[k], n))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// blockString lists c's blocks by kind.
+func (c *policyCounters) blockString() string {
+	var b blockCounts
+	for k := range b {
+		b[k] = c.blocks[k].Load()
+	}
+	return b.String()
 }
 
 func (p countingPolicy) MayContain(ft pebble.FilterType, filter, key []byte) bool {
@@ -439,17 +482,41 @@ func (p countingPolicy) MayContain(ft pebble.FilterType, filter, key []byte) boo
 
 func (p countingPolicy) NewWriter(ft pebble.FilterType) pebble.FilterWriter {
 	p.c.writers.Add(1)
-	return countingWriter{p.FilterPolicy.NewWriter(ft), p.c}
+	return countingWriter{p.FilterPolicy.NewWriter(ft), p.c, p.FilterPolicy.Name() == cuckooName}
 }
 
 type countingWriter struct {
 	pebble.FilterWriter
-	c *policyCounters
+	c      *policyCounters
+	family bool // the cuckoo family's writer, whose blocks Inspect reads
 }
 
 func (w countingWriter) AddKey(key []byte) {
 	w.c.keys.Add(1)
 	w.FilterWriter.AddKey(key)
+}
+
+// Finish counts the block by kind.
+func (w countingWriter) Finish(dst []byte) []byte {
+	out := w.FilterWriter.Finish(dst)
+	kind := otherBlock
+	if w.family {
+		info, err := cuckoopolicy.Inspect(out[len(dst):])
+		switch {
+		case err != nil:
+			kind = invalidBlock
+		case info.RawBloom:
+			kind = rawBloomBlock
+		case info.BloomBlock:
+			kind = bloomBlock
+		case info.Unfiltered:
+			kind = unfilteredBlock
+		default:
+			kind = cuckooBlock
+		}
+	}
+	w.c.blocks[kind].Add(1)
+	return out
 }
 
 // randomCuckoo draws a cuckoo policy: a budget FilterPolicy(B), including
