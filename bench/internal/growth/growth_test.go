@@ -88,7 +88,7 @@ func TestAbsentCount(t *testing.T) {
 			defer db.Close()
 			st := &store{db: db, opts: opts}
 			for i := range tables {
-				if err := st.write(context.Background(), s.stream, i*2_000, (i+1)*2_000); err != nil {
+				if err := st.write(context.Background(), s.stream, i*2_000, (i+1)*2_000, 1_000); err != nil {
 					t.Fatal(err)
 				}
 				if err := db.Flush(); err != nil {
@@ -117,5 +117,62 @@ func TestAbsentCount(t *testing.T) {
 				t.Errorf("bloom(10): %+v", a)
 			}
 		})
+	}
+}
+
+// TestRunReferenceTiny runs the reference scenario at a size of seconds and
+// checks what it must do whatever the figures: every key read back from
+// every database, no absent key found, a sample per batch, and each
+// checkpoint's rows in the report.
+func TestRunReferenceTiny(t *testing.T) {
+	cfg := tiny(t)
+	cfg.Doublings, cfg.Batch, cfg.Absent, cfg.MaxAbsent, cfg.Smoke = 3, 1_000, 1_000, 3_000, true
+	r, err := RunReference(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("RunReference: %v", err)
+	}
+	var md bytes.Buffer
+	if err := r.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", md.String())
+	if len(r.Checkpoints) != 4 || len(r.Samples) != 40 {
+		t.Fatalf("%d checkpoints, %d samples; want 4 and 40", len(r.Checkpoints), len(r.Samples))
+	}
+	for i, v := range r.Verified {
+		if v.Keys != 40_000 || v.Found != v.Keys || v.Lost != 0 || v.Unexpected != 0 || r.absentFound(i) != 0 {
+			t.Errorf("%s: %+v, %d absent keys found", r.Names[i], v, r.absentFound(i))
+		}
+	}
+	for k, cp := range r.Checkpoints {
+		if want := 1 << k; cp.Growth != want || cp.Keys != 5_000*want {
+			t.Errorf("checkpoint %d: growth %d keys %d", k, cp.Growth, cp.Keys)
+		}
+		for i, row := range cp.Rows {
+			a := row.Absent
+			if a.Gets < cfg.Absent || a.Gets > cfg.MaxAbsent || a.Reads() < int64(cfg.FalsePositives) && a.Gets != cfg.MaxAbsent {
+				t.Errorf("%dx %s: %d Gets for %d FP reads", cp.Growth, r.Names[i], a.Gets, a.Reads())
+			}
+			if row.FilterBytes == 0 {
+				t.Errorf("%dx %s: no filter bytes on L0-L5", cp.Growth, r.Names[i])
+			}
+			line := fmt.Sprintf("| %s | %d | %d | %d |", r.Names[i], row.FilterBytes, upperEntries(row), a.Gets)
+			if !strings.Contains(md.String(), line) {
+				t.Errorf("report lacks %q", line)
+			}
+		}
+		for i, st := range cp.Live {
+			if st.Refits == 0 || st.Budget == 0 || st.FitError != nil {
+				t.Errorf("%dx %s: %d refits, budget %d, error %v", cp.Growth, r.Names[liveDefault+i], st.Refits, st.Budget, st.FitError)
+			}
+		}
+	}
+	for _, s := range []string{"## Settled, at each doubling", "## Sampled while writing", "## Keys read back"} {
+		if !strings.Contains(md.String(), s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+	if strings.Contains(md.String(), " met") {
+		t.Errorf("a smoke run's report gives verdicts")
 	}
 }

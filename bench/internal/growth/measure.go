@@ -31,17 +31,28 @@ func upperFilterBytes(db *pebble.DB) (uint64, error) {
 
 // measure takes one database's row of a checkpoint.
 func (s *scenario) measure(st *store) (Row, error) {
-	row := Row{Policy: policyNames[st.policy], Plan: st.plan.String()}
+	row, unfiltered, err := st.shape()
+	if err != nil {
+		return row, err
+	}
+	err = absentGets(st.db, s.stream, 0, s.cfg.Absent, unfiltered, &row.Absent)
+	return row, err
+}
+
+// shape takes st's row but for its absent Gets, and the bounds of its L0-L5
+// tables without a filter.
+func (st *store) shape() (Row, []span, error) {
+	row := Row{Policy: st.name, Plan: st.plan.String()}
 	if st.live != nil {
 		row.Plan = st.live.Plan().String()
 	}
 	var err error
 	if row.FilterBytes, err = upperFilterBytes(st.db); err != nil {
-		return row, err
+		return row, nil, err
 	}
 	tables, err := st.db.SSTables(pebble.WithProperties())
 	if err != nil {
-		return row, fmt.Errorf("growth: tables of %s: %w", row.Policy, err)
+		return row, nil, fmt.Errorf("growth: tables of %s: %w", row.Policy, err)
 	}
 	var unfiltered []span
 	for l, ts := range tables {
@@ -56,16 +67,14 @@ func (s *scenario) measure(st *store) (Row, error) {
 			}
 		}
 	}
-	c, err := s.absentGets(st.db, unfiltered)
-	row.Absent = c
-	return row, err
+	return row, unfiltered, nil
 }
 
 // span is a table's user-key bounds.
 type span struct{ lo, hi []byte }
 
-// absentGets runs the configured absent-key Gets on db and counts the
-// data blocks their false positives read.
+// absentGets runs the Gets of the stream's absent keys [from, to) on db
+// and adds what they met to a.
 //
 // Pebble counts, per filter a lookup consults, a filter hit (the filter
 // said absent: no data block read) or a miss (it said maybe: a data block
@@ -74,17 +83,17 @@ type span struct{ lo, hi []byte }
 // table without a filter (none listed in unfiltered, L0-L5) is read with no
 // filter consulted: each such probe is a data block read too, counted here
 // from the bounds.
-func (s *scenario) absentGets(db *pebble.DB, unfiltered []span) (Absent, error) {
-	a := Absent{Gets: s.cfg.Absent}
+func absentGets(db *pebble.DB, s stream, from, to int, unfiltered []span, a *Absent) error {
 	before := db.Metrics().Filter
-	k := make([]byte, s.stream.absent.Width)
-	for i := range a.Gets {
-		s.stream.absent.Put(k, uint64(i))
+	k := make([]byte, s.absent.Width)
+	for i := from; i < to; i++ {
+		s.absent.Put(k, uint64(i))
+		a.Gets++
 		v, closer, err := db.Get(k)
 		switch {
 		case errors.Is(err, pebble.ErrNotFound):
 		case err != nil:
-			return a, fmt.Errorf("growth: absent Get: %w", err)
+			return fmt.Errorf("growth: absent Get: %w", err)
 		default:
 			_ = v
 			_ = closer.Close()
@@ -97,9 +106,9 @@ func (s *scenario) absentGets(db *pebble.DB, unfiltered []span) (Absent, error) 
 		}
 	}
 	after := db.Metrics().Filter
-	a.FilterHits = after.Hits - before.Hits
-	a.FilterMisses = after.Misses - before.Misses
-	return a, nil
+	a.FilterHits += after.Hits - before.Hits
+	a.FilterMisses += after.Misses - before.Misses
+	return nil
 }
 
 // Absent is what one database's absent-key Gets met at a checkpoint.
@@ -113,6 +122,19 @@ type Absent struct {
 
 // Reads is the data blocks the Gets read for keys they did not find.
 func (a Absent) Reads() int64 { return a.FilterMisses + a.Unfiltered }
+
+// Probes is the L0-L5 tables the Gets probed: the filters Pebble consulted
+// and the tables without one.
+func (a Absent) Probes() int64 { return a.FilterHits + a.FilterMisses + a.Unfiltered }
+
+// PerProbe is Reads per probe: the false-positive rate a probed table
+// showed, a table without a filter counted as a filter that said maybe.
+func (a Absent) PerProbe() float64 {
+	if a.Probes() == 0 {
+		return 0
+	}
+	return float64(a.Reads()) / float64(a.Probes())
+}
 
 // PerGet is Reads per Get.
 func (a Absent) PerGet() float64 {

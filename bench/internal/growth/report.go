@@ -99,6 +99,9 @@ func (r *Report) Markdown(w io.Writer) error {
 		"then %d absent Gets per database. MemTableSize %d, LBaseMaxBytes %d, TargetFileSizes[0] %d, automatic compactions on, "+
 		"live plan refit interval %s (and a refit at each checkpoint). Seed %d.\n\n",
 		16, c.ValueSize, c.Keys, 1<<c.Doublings, c.Keys<<c.Doublings, c.Absent, c.MemTableSize, c.LBaseMaxBytes, c.TargetFileSize, c.RefitInterval, c.Seed)
+	if c.Command != "" {
+		fmt.Fprintf(d, "Command: `%s`\n\n", c.Command)
+	}
 	fmt.Fprintf(d, "B = %d bytes: bloom(10)'s filter bytes on L0-L5 of the start database.\n\n", r.Budget)
 	d.List([]string{
 		"start plan (plan.Fit at B on the start database, kept): " + r.Start.Plan.String(),

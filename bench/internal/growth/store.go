@@ -46,30 +46,41 @@ func (s stream) put(k, v []byte, i int) {
 
 // store is one policy's database.
 type store struct {
-	policy int
-	opts   *pebble.Options
-	db     *pebble.DB
-	live   *plan.Live // the live policy's plan, else nil
-	plan   plan.Plan  // a kept plan, as applied
+	name string // the policy's, as reports name it
+	opts *pebble.Options
+	db   *pebble.DB
+	live *plan.Live // a live plan's, else nil
+	ldb  *plan.DB   // what live.Start returned, closed in db's stead
+	plan plan.Plan  // a kept plan, as applied
 }
 
 // open creates the database of policy p, with its filters set by setup.
 func (s *scenario) open(p int, setup func(*store)) (*store, error) {
-	st := &store{policy: p, opts: &pebble.Options{
-		MemTableSize:    s.cfg.MemTableSize,
-		LBaseMaxBytes:   s.cfg.LBaseMaxBytes,
-		TargetFileSizes: [7]int64{s.cfg.TargetFileSize},
+	st, err := openStore(s.cfg, filepath.Join(s.dir, fmt.Sprintf("db%d", p)), policyNames[p], setup)
+	if err != nil {
+		return nil, err
+	}
+	s.stores[p] = st
+	return st, nil
+}
+
+// openStore creates the database named name in dir, with cfg's shape and
+// its filters set by setup.
+func openStore(cfg Config, dir, name string, setup func(*store)) (*store, error) {
+	st := &store{name: name, opts: &pebble.Options{
+		MemTableSize:    cfg.MemTableSize,
+		LBaseMaxBytes:   cfg.LBaseMaxBytes,
+		TargetFileSizes: [7]int64{cfg.TargetFileSize},
 		DisableWAL:      true, // the databases are rebuilt, never recovered
 		Logger:          quietLogger{},
 	}}
 	setup(st)
 	st.opts.EnsureDefaults()
-	db, err := pebble.Open(filepath.Join(s.dir, fmt.Sprintf("db%d", p)), st.opts)
+	db, err := pebble.Open(dir, st.opts)
 	if err != nil {
-		return nil, fmt.Errorf("growth: open %s: %w", policyNames[p], err)
+		return nil, fmt.Errorf("growth: open %s: %w", name, err)
 	}
 	st.db = db
-	s.stores[p] = st
 	return st, nil
 }
 
@@ -84,9 +95,9 @@ func (quietLogger) Fatalf(format string, args ...any) {
 	pebble.DefaultLogger.Fatalf(format, args...)
 }
 
-// write puts keys [lo, hi) of the stream in batches.
-func (st *store) write(ctx context.Context, s stream, lo, hi int) error {
-	const batchKeys = 1000
+// write puts keys [lo, hi) of the stream in committed batches of batchKeys
+// keys.
+func (st *store) write(ctx context.Context, s stream, lo, hi, batchKeys int) error {
 	k := make([]byte, s.keys.Width)
 	v := make([]byte, s.valueSize)
 	b := st.db.NewBatch()
@@ -96,12 +107,12 @@ func (st *store) write(ctx context.Context, s stream, lo, hi int) error {
 		if err := b.Set(k, v, nil); err != nil {
 			return err
 		}
-		if b.Count() >= batchKeys || i == hi-1 {
+		if int(b.Count()) >= batchKeys || i == hi-1 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			if err := st.db.Apply(b, pebble.NoSync); err != nil {
-				return fmt.Errorf("growth: write %s: %w", policyNames[st.policy], err)
+				return fmt.Errorf("growth: write %s: %w", st.name, err)
 			}
 			b.Reset()
 		}
@@ -114,7 +125,7 @@ func (st *store) write(ctx context.Context, s stream, lo, hi int) error {
 // whether that happened.
 func (st *store) settle(ctx context.Context, limit time.Duration) (bool, error) {
 	if err := st.db.Flush(); err != nil {
-		return false, fmt.Errorf("growth: flush %s: %w", policyNames[st.policy], err)
+		return false, fmt.Errorf("growth: flush %s: %w", st.name, err)
 	}
 	return st.idle(ctx, limit)
 }
@@ -181,13 +192,19 @@ func (st *store) verify(s stream, n int) (Verified, error) {
 		v.Found++
 	}
 	if err := it.Close(); err != nil {
-		return v, fmt.Errorf("growth: verify %s: %w", policyNames[st.policy], err)
+		return v, fmt.Errorf("growth: verify %s: %w", st.name, err)
 	}
 	v.Lost = n - v.Found
 	return v, nil
 }
 
+// close closes the database, through the live plan's DB where Start gave
+// one (it stops the plan first).
 func (st *store) close() {
+	if st.ldb != nil {
+		_ = st.ldb.Close()
+		return
+	}
 	if st.live != nil {
 		st.live.Stop()
 	}
