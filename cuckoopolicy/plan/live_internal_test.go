@@ -150,3 +150,28 @@ func TestLiveFitL0(t *testing.T) {
 	}
 	m.Close()
 }
+
+// TestLiveCurrentEmptyL0: a live fit that plans an empty L0 as flushes
+// costs its current filters there as what L0's level writes now, not as no
+// filter (which put about two false positives a Get in Status().Current).
+func TestLiveCurrentEmptyL0(t *testing.T) {
+	lp := NewLive(Config{}, time.Hour)
+	m := dbtest.New(t)
+	m.Open(lp.Apply)
+	m.FlushTables(2, 1_000)
+	if _, _, err := lp.fit(m.DB); err != nil { // sees L0's table size
+		t.Fatal(err)
+	}
+	if err := m.DB.Compact(context.Background(), []byte("key"), []byte("key~~"), true); err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := lp.fit(m.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Levels[0].Projected || r.Current.Plan[0] == nil || r.Current.FalsePositives > 0.1 {
+		t.Errorf("current filters %v: %.3g false positives per Get with L0 %+v; want L0's level policy, a few hundredths at most",
+			r.Current.Plan, r.Current.FalsePositives, r.Levels[0])
+	}
+	m.Close()
+}

@@ -20,6 +20,9 @@ func (lp *Live) fit(db *pebble.DB) (Report, uint64, error) {
 		lp.l0Keys.Store(max(s.keys[0]/uint64(s.tables[0]), 1))
 	} else {
 		s.flushedL0(lp.l0Keys.Load())
+		// The flushes to come are written by L0's level object: what it
+		// writes now is L0's current policy, not "no filter".
+		cur[0] = lp.levels[0].current()
 	}
 	s.steadyL0()
 	s.steadyLevels()
