@@ -20,6 +20,7 @@ func init() {
 	family.Unfiltered = unfilteredPolicy{}
 	family.TableCost = tableCost
 	family.BudgetWidth = budgetWidth
+	family.LevelPolicies = levelPolicies
 	family.Layout = func(p pebble.FilterPolicy) (int, bool, int, float64) {
 		var c config
 		switch v := p.(type) {

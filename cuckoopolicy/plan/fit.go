@@ -417,18 +417,4 @@ func (s *shape) estimate(p Plan) Estimate {
 
 // optionsPlan is the policy each level of opts writes: a nil level takes
 // the level above's, as Pebble does.
-func optionsPlan(opts *pebble.Options) Plan {
-	var p Plan
-	var prev pebble.FilterPolicy
-	for l := range p {
-		fp := opts.Levels[l].FilterPolicy
-		if fp == nil {
-			fp = prev
-		}
-		prev = fp
-		if fp != pebble.NoFilterPolicy {
-			p[l] = fp
-		}
-	}
-	return p
-}
+func optionsPlan(opts *pebble.Options) Plan { return family.LevelPolicies(opts) }

@@ -36,6 +36,9 @@ var (
 	// defaults and clamps: the fingerprint width, semi-sorting, and either
 	// a budget of bits per key or a load (the other is 0).
 	Layout func(p pebble.FilterPolicy) (f int, semi bool, bitsPerKey int, load float64)
+	// LevelPolicies returns the policy each level of opts writes: a nil
+	// level takes the level above's, as Pebble does; nil for no filter.
+	LevelPolicies func(opts *pebble.Options) [7]pebble.FilterPolicy
 	// BudgetWidth is the fingerprint width FilterPolicy(bitsPerKey) gives
 	// its tables (semi-sorted when semi).
 	BudgetWidth func(bitsPerKey int, semi bool) int
