@@ -40,7 +40,7 @@ func TestPlanNeverLoses(t *testing.T) {
 			cfg := Config{UseL6: s.probes[6] > 0}.withDefaults()
 			m := cfg.model()
 			m.live = live
-			rep := s.report(cfg, ref, ref, m)
+			rep := s.report(cfg, ref, ref, m, 0)
 			checkNeverLoses(t, i, s, cfg, ref, rep, live)
 		}
 	}

@@ -182,7 +182,7 @@ func Fit(db *pebble.DB, cfg Config) (Report, error) {
 		cur = optionsPlan(cfg.Current)
 		opts = cur
 	}
-	return s.report(cfg, cur, cfg.reference(opts, cur), cfg.model()), nil
+	return s.report(cfg, cur, cfg.reference(opts, cur), cfg.model(), 0), nil
 }
 
 // loadedKeys is the keys of the levels the lookups load.
@@ -233,8 +233,10 @@ func (c Config) budget(s *shape, ref Plan) uint64 {
 }
 
 // report is Fit on a known shape for model m, with cur the database's
-// policies and ref the reference, at the budget cfg gives.
-func (s shape) report(cfg Config, cur, ref Plan, m model) Report {
+// policies and ref the reference, at the budget cfg gives. The plan spends
+// at most spend bytes where spend is above 0 (a live fit's target, the
+// budget less what it holds back for older tables), else the budget.
+func (s shape) report(cfg Config, cur, ref Plan, m model, spend uint64) Report {
 	if !cfg.UseL6 {
 		s.probes[6] = 0
 	}
@@ -247,6 +249,9 @@ func (s shape) report(cfg Config, cur, ref Plan, m model) Report {
 		r.BudgetBitsPerKey = 8 * float64(r.Budget) / float64(keys)
 	}
 	budget := float64(r.Budget)
+	if spend > 0 {
+		budget = float64(min(spend, r.Budget))
+	}
 	p, fits := s.plan(budget, m)
 	p = s.simplest(p, ref, budget, m)
 	if r.loadedKeys() == 0 {

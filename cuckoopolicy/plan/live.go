@@ -348,9 +348,7 @@ func (lp *Live) schedule(r *run) {
 		return
 	}
 	wait := time.Until(lp.last.Add(lp.interval))
-	// Writes of a tenth of the database since the last fit refit at once:
-	// a plan a few flushes old is fitted to an LSM that is gone.
-	if lp.written.Load()*growthRefit >= lp.sizeAtFit || lp.newLevel.Load() {
+	if lp.urgent() {
 		wait = 0
 	}
 	if r.pending {
@@ -370,6 +368,14 @@ func (lp *Live) schedule(r *run) {
 	r.timer = time.AfterFunc(wait, func() { lp.background(r) })
 }
 
+// urgent reports, with lp.mu held, whether a refit should not wait for the
+// interval: writes of a tenth of the database since the last fit (a plan a
+// few flushes old is fitted to an LSM that is gone), or a table on a level
+// that was empty then.
+func (lp *Live) urgent() bool {
+	return lp.written.Load()*growthRefit >= lp.sizeAtFit || lp.newLevel.Load()
+}
+
 // background runs a requested fit on r, then checks whether the writes
 // made meanwhile ask for another.
 func (lp *Live) background(r *run) {
@@ -385,7 +391,7 @@ func (lp *Live) background(r *run) {
 	lp.refit(r) // its error is in the status
 	lp.mu.Lock()
 	r.pending = false
-	if lp.written.Load()*growthRefit >= lp.sizeAtFit && lp.written.Load() > 0 || lp.newLevel.Load() {
+	if (lp.written.Load() > 0 || lp.newLevel.Load()) && lp.urgent() {
 		lp.schedule(r)
 	}
 	lp.mu.Unlock()

@@ -35,21 +35,7 @@ func (lp *Live) fit(db *pebble.DB) (Report, uint64, error) {
 	if !lp.cfg.UseL6 {
 		s.probes[6] = 0
 	}
-	budget := lp.cfg.budget(&s, ref)
-	cfg := lp.cfg
-	cfg.Fixed, cfg.MaxFilterBytes = true, lp.target(s, m, budget)
-	r := s.report(cfg, cur, ref, m)
-	r.Config = lp.cfg
-	r.Budget, r.BudgetBitsPerKey = budget, 0
-	if keys := r.loadedKeys(); keys > 0 {
-		r.BudgetBitsPerKey = 8 * float64(budget) / float64(keys)
-	}
-	if !lp.cfg.Fixed {
-		r.Reference = s.estimate(ref)
-		if !lp.cfg.UseL6 {
-			r.Reference.Plan[6] = nil
-		}
-	}
+	r := s.report(lp.cfg, cur, ref, m, lp.target(s, m, lp.cfg.budget(&s, ref)))
 	return r, s.size, nil
 }
 

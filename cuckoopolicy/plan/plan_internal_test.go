@@ -351,7 +351,7 @@ func TestPlanGolden(t *testing.T) {
 			cfg.MaxFilterBytes = probe.estimate(Plan{b10, b10, b10, b10, b10, b10, b10}).Bytes
 			cfg.Fixed = true
 			all := Plan{b10, b10, b10, b10, b10, b10, b10}
-			r := s.report(cfg, all, all, cfg.model())
+			r := s.report(cfg, all, all, cfg.model(), 0)
 			fmt.Fprintf(&b, "%s, useL6=%v, %d bytes:\n  %v\n  %d bytes, %.4g false positives; bloom(10) %.4g; best bloom-only %.4g (%d bytes)\n",
 				tc.name, useL6, cfg.MaxFilterBytes, r.Plan, r.Bytes, r.FalsePositives, r.Bloom10.FalsePositives, r.BloomOnly.FalsePositives, r.BloomOnly.Bytes)
 		}
