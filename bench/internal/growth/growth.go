@@ -370,27 +370,8 @@ func (s *scenario) checkpoint(ctx context.Context, growth int) error {
 
 // verify reads every key back from every database.
 func (s *scenario) verify() error {
-	lost := false
-	for p, st := range s.stores {
-		s.pr.Stage("verify: %s", policyNames[p])
-		v, err := st.verify(s.stream, s.cfg.Keys<<s.cfg.Doublings)
-		if err != nil {
-			return err
-		}
-		s.r.Verified[p] = v
-		lost = lost || v.Lost > 0 || v.Unexpected > 0 || s.r.absentFound(p) > 0
-	}
-	if lost {
-		return ErrLostKeys
-	}
-	return nil
+	return verifyAll(s.pr, s.stores[:], s.stream, s.cfg.Keys<<s.cfg.Doublings, s.r.Verified[:], s.r.absentFound)
 }
 
 // close closes every open database.
-func (s *scenario) close() {
-	for _, st := range s.stores {
-		if st != nil {
-			st.close()
-		}
-	}
-}
+func (s *scenario) close() { closeAll(s.stores[:]) }

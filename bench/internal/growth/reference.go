@@ -194,27 +194,8 @@ func (s *refScenario) measure(ctx context.Context, st *store) (Row, error) {
 
 // verify reads every key back from every database.
 func (s *refScenario) verify() error {
-	lost := false
-	for i, st := range s.stores {
-		s.pr.Stage("verify: %s", st.name)
-		v, err := st.verify(s.stream, s.cfg.Keys<<s.cfg.Doublings)
-		if err != nil {
-			return err
-		}
-		s.r.Verified[i] = v
-		lost = lost || v.Lost > 0 || v.Unexpected > 0 || s.r.absentFound(i) > 0
-	}
-	if lost {
-		return ErrLostKeys
-	}
-	return nil
+	return verifyAll(s.pr, s.stores[:], s.stream, s.cfg.Keys<<s.cfg.Doublings, s.r.Verified[:], s.r.absentFound)
 }
 
 // close closes every open database.
-func (s *refScenario) close() {
-	for _, st := range s.stores {
-		if st != nil {
-			st.close()
-		}
-	}
-}
+func (s *refScenario) close() { closeAll(s.stores[:]) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/keys"
+	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/progress"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 )
 
@@ -209,4 +210,33 @@ func (st *store) close() {
 		st.live.Stop()
 	}
 	_ = st.db.Close()
+}
+
+// verifyAll reads the first n keys of the stream back from every store
+// into verified, and returns ErrLostKeys where a store lost one, returned
+// one with another value, or found absent keys (found(i) of store i's).
+func verifyAll(pr *progress.Printer, stores []*store, s stream, n int, verified []Verified, found func(int) int) error {
+	lost := false
+	for i, st := range stores {
+		pr.Stage("verify: %s", st.name)
+		v, err := st.verify(s, n)
+		if err != nil {
+			return err
+		}
+		verified[i] = v
+		lost = lost || v.Lost > 0 || v.Unexpected > 0 || found(i) > 0
+	}
+	if lost {
+		return ErrLostKeys
+	}
+	return nil
+}
+
+// closeAll closes every store opened.
+func closeAll(stores []*store) {
+	for _, st := range stores {
+		if st != nil {
+			st.close()
+		}
+	}
 }
