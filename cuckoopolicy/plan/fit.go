@@ -254,6 +254,9 @@ func (s shape) report(cfg Config, cur, ref Plan, m model, spend uint64) Report {
 	}
 	p, fits := s.plan(budget, m)
 	p = s.simplest(p, ref, budget, m)
+	if budget < float64(r.Budget) {
+		p = s.floored(p, ref, float64(r.Budget), m)
+	}
 	if r.loadedKeys() == 0 {
 		// Nothing to fit: write what the reference writes, in blocks of the
 		// levels' family for a live plan, until keys reach the levels.
@@ -319,6 +322,45 @@ func (s *shape) simplest(p, ref Plan, budget float64, m model) Plan {
 		try(q)
 	}
 	return best
+}
+
+// floored is p, a live plan that spends less than the budget to pay for
+// older tables, with no level's new tables below the floor: the fewer bytes
+// of the plan at the full budget on that level and of FilterPolicy(B) there,
+// B the reference's bits per key on the level, rounded. The payback then
+// comes out of the levels the full plan gives more than the reference's bits
+// (a small L0, the levels above the deepest), never out of a level written
+// at the reference's rate: a cuckoo filter's fingerprint one bit narrower
+// doubles its false positives, and the deepest level, where most tables
+// are, would pay for all of them. Where the floors take more than the
+// budget, the plan at the full budget is the answer.
+func (s *shape) floored(p, ref Plan, budget float64, m model) Plan {
+	full, _ := s.plan(budget, m)
+	full = s.simplest(full, ref, budget, m)
+	out := p
+	for l := range out {
+		if !s.active(l) {
+			continue
+		}
+		floor := full[l]
+		fb, _ := s.levelCost(l, floor)
+		if refBytes, _ := s.levelCost(l, ref[l]); ref[l] != nil && refBytes > 0 {
+			b := int(math.Round(8 * refBytes / float64(s.keys[l])))
+			var q Plan
+			q[l] = cuckoopolicy.FilterPolicy(min(max(b, cuckoopolicy.MinBitsPerKey), m.maxBits))
+			swap := liveFamily(q)[l]
+			if sb, _ := s.levelCost(l, swap); sb < fb {
+				floor, fb = swap, sb
+			}
+		}
+		if pb, _ := s.levelCost(l, out[l]); pb < fb {
+			out[l] = floor
+		}
+	}
+	if float64(s.estimate(out).Bytes) > budget {
+		return full
+	}
+	return out
 }
 
 // liveFamily is q as a live plan's levels can write it: Pebble's bloom

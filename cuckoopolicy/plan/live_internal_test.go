@@ -2,10 +2,14 @@ package plan
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/dbtest"
+	"github.com/pebble-cuckoo/pebble-cuckoo/internal/pebbletest"
 )
 
 // TestSteadyLevels checks that a live fit scales a level above its target
@@ -174,4 +178,63 @@ func TestLiveCurrentEmptyL0(t *testing.T) {
 			r.Current.Plan, r.Current.FalsePositives, r.Levels[0])
 	}
 	m.Close()
+}
+
+// TestPaybackFloor fits live plans on random shapes at a spend below the
+// budget, as a refit that pays for older tables does: no level's new
+// tables get fewer bytes than the lesser of what the plan at the full
+// budget gives the level and what FilterPolicy(B) takes there, B the
+// reference's bits per key on it, and the plan stays within the budget.
+// Short: 40 shapes; default 150; PEBBLE_CUCKOO_LONG=1: 5,000.
+func TestPaybackFloor(t *testing.T) {
+	r := rand.New(rand.NewPCG(pebbletest.Seed(t), 5))
+	n := pebbletest.Scale(40, 150, 5_000)
+	floored := 0
+	for i := range n {
+		s := randomShape(r)
+		ref := randomReference(r)
+		cfg := Config{UseL6: s.probes[6] > 0}.withDefaults()
+		m := cfg.model()
+		m.live = true
+		if !cfg.UseL6 {
+			s.probes[6] = 0
+		}
+		budget := cfg.budget(&s, ref)
+		spend := uint64(float64(budget) * (1 - paybackShare*r.Float64()))
+		if spend == 0 || spend >= budget {
+			continue
+		}
+		rep := s.report(cfg, ref, ref, m, spend)
+		if rep.Bytes > budget+1 && !rep.BelowLeast {
+			t.Fatalf("shape %d: plan %v takes %d bytes, over the budget of %d", i, rep.Plan, rep.Bytes, budget)
+		}
+		full := s.report(cfg, ref, ref, m, 0).Plan
+		stingy, _ := s.plan(float64(spend), m)
+		for l := range rep.Plan {
+			if !s.active(l) {
+				continue
+			}
+			floor, _ := s.levelCost(l, full[l])
+			if rb, _ := s.levelCost(l, ref[l]); ref[l] != nil && rb > 0 {
+				var q Plan
+				q[l] = cuckoopolicy.FilterPolicy(min(max(int(math.Round(8*rb/float64(s.keys[l]))), cuckoopolicy.MinBitsPerKey), m.maxBits))
+				if sb, _ := s.levelCost(l, liveFamily(q)[l]); sb < floor {
+					floor = sb
+				}
+			}
+			got, _ := s.levelCost(l, rep.Plan[l])
+			if got < floor-1e-6 && rep.Plan != full {
+				t.Fatalf("shape %d: spending %d of %d, L%d's new tables get %v, %.0f bytes, under the floor of %.0f (full plan %v)", i, spend, budget, l, rep.Plan[l], got, floor, full)
+			}
+			if sb, _ := s.levelCost(l, stingy[l]); sb < floor-1e-6 {
+				floored++
+			}
+		}
+	}
+	// The shapes must exercise the floor: some plan at the spend alone
+	// starves a level.
+	if floored == 0 {
+		t.Fatalf("no shape of %d had a level the spend alone would starve", n)
+	}
+	t.Logf("%d levels kept at their floor", floored)
 }
