@@ -33,6 +33,8 @@ const (
 // would take on the LSM as it is now, on the levels the lookups load (L0 to
 // L5, and L6 with UseL6), so that it grows and shrinks with the data as the
 // reference's bytes would; at most MaxFilterBytes where that is set. With
+// BlockCache, the share of the cache the filters may take beside the
+// indexes, for lookups that read L6 filters (the lookup package's). With
 // Fixed, MaxFilterBytes itself is the budget. The zero Config plans at the
 // bytes of bloom.FilterPolicy(10) on L0 to L5, for db.Get.
 type Config struct {
@@ -45,7 +47,8 @@ type Config struct {
 	// MaxFilterBytes, if not 0, caps the budget: the most filter bytes the
 	// lookups may load, for a service with a fixed memory.
 	MaxFilterBytes uint64
-	// Fixed makes MaxFilterBytes the budget, whatever the reference takes;
+	// Fixed makes MaxFilterBytes the budget, whatever the reference takes
+	// and BlockCache allows;
 	// with MaxFilterBytes 0 it plans no filters.
 	Fixed bool
 	// UseL6 says whether the lookups read L6 filters (iterators with
@@ -60,6 +63,14 @@ type Config struct {
 	// a step must save per KiB of filter it adds; 0 means DefaultMinGain, a
 	// negative value no floor (spend up to the budget).
 	MinGain float64
+	// BlockCache, if not 0, is the block cache the lookups read through,
+	// in the bytes it gives blocks (the cache's size less what the
+	// memtables reserve in it): the budget is then CacheBudget of it and
+	// the tables' index blocks at each fit, at most MaxFilterBytes where
+	// that is set, whatever the reference takes, and the lookups read L6
+	// filters (UseL6 is implied). Where L6's filters do not fit that
+	// budget the plan writes none there, and Report.NoL6 says so.
+	BlockCache uint64
 	// Current, if not nil, are the options the database runs with: the
 	// report's Current estimate is their levels' policies. If nil, they are
 	// estimated from the filters the tables carry.
@@ -74,7 +85,26 @@ func (c Config) withDefaults() Config {
 	if c.MinGain == 0 {
 		c.MinGain = DefaultMinGain
 	}
+	if c.BlockCache > 0 {
+		c.UseL6 = true
+	}
 	return c
+}
+
+// CacheBudget is the most filter bytes that, beside index bytes of index
+// blocks, take at most half of a block cache that gives blocks cache
+// bytes; 0 where the indexes take half or more.
+//
+// Why half: every lookup touches filter and index blocks, so they stay
+// resident and what they take is gone for data blocks; a filter saves
+// only absent lookups, and present ones need their data blocks cached.
+// Half leaves data blocks at least what filters and indexes take.
+func CacheBudget(cache, index uint64) uint64 {
+	half := cache / 2
+	if index >= half {
+		return 0
+	}
+	return half - index
 }
 
 func (c Config) model() model {
@@ -119,6 +149,15 @@ type Report struct {
 	Current   Estimate
 	Bloom10   Estimate
 	BloomOnly Estimate
+	// Index is the bytes of the tables' index blocks, each backing file
+	// once, which share Config.BlockCache with the filters.
+	Index uint64
+	// NoL6 is set when the lookups read L6 filters (UseL6) and L6 holds
+	// keys, but the plan writes no filter there: at the budget, filters on
+	// L6 would cost more than they save, or do not fit beside the other
+	// levels'. Lookups through L6 filters then read L6's index and data
+	// blocks as db.Get does.
+	NoL6 bool
 	// BelowLeast is set when the ceiling is too small for the least blocks
 	// the plan could write (a live plan's unfiltered blocks, 32 bytes a
 	// table); the plan is then those.
@@ -226,6 +265,9 @@ func (c Config) budget(s *shape, ref Plan) uint64 {
 		return c.MaxFilterBytes
 	}
 	b := s.estimate(ref).Bytes
+	if c.BlockCache > 0 {
+		b = CacheBudget(c.BlockCache, s.index)
+	}
 	if c.MaxFilterBytes > 0 {
 		b = min(b, c.MaxFilterBytes)
 	}
@@ -272,6 +314,8 @@ func (s shape) report(cfg Config, cur, ref Plan, m model, spend uint64) Report {
 		p[6], bp[6], ref[6] = nil, nil, nil
 	}
 	r.BelowLeast = !fits
+	r.Index = s.index
+	r.NoL6 = cfg.UseL6 && s.keys[6] > 0 && (p[6] == nil || p[6] == family.Unfiltered)
 	r.Estimate = s.estimate(p)
 	r.Current = s.estimate(cur)
 	if !cfg.Fixed {

@@ -31,6 +31,9 @@ type shape struct {
 	// blocks' bytes, per level.
 	size        uint64
 	filterBytes [7]uint64
+	// index is the bytes of the tables' index blocks, each backing file
+	// once.
+	index uint64
 	// fill is each level's size over Pebble's target for it
 	// (LevelMetrics.FillFactor), 0 where unknown.
 	fill [7]float64

@@ -76,8 +76,13 @@ func readShape(db *pebble.DB) (s shape, cur Plan, err error) {
 // returns their spans: sorted by smallest key below L0, for covering; L0's
 // overlap and stay as read.
 func (s *shape) readTables(levels [][]pebble.SSTableInfo) (spans [7][]span) {
+	indexed := make(map[uint64]bool)
 	for l, tables := range levels {
 		for _, t := range tables {
+			if b := uint64(t.BackingSSTNum); t.Properties != nil && !indexed[b] {
+				indexed[b] = true
+				s.index += t.Properties.IndexSize
+			}
 			var n uint64
 			if t.Properties != nil {
 				n = t.Properties.NumEntries

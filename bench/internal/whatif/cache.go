@@ -27,26 +27,17 @@ type cacheReport struct {
 }
 
 // filterBudget returns the most filter bytes that, beside index bytes of
-// index blocks, keep to the rule: filters and indexes take at most half the
-// cache, and data blocks keep the other half. 0 when the indexes take half
-// or more.
+// index blocks, keep to plan.CacheBudget's rule: filters and indexes take at
+// most half the cache, and data blocks keep the other half. 0 when the
+// indexes take half or more.
 //
-// Why half: every lookup touches filter and index blocks, so they stay
-// resident and what they take is gone for data; a filter saves only absent
-// lookups, and present ones need their data blocks cached. Half leaves data
-// blocks at least what filters and indexes take. The workload benchmark's
-// quick pressure run (bench/sample/workload-pressure-quick) found L6 filters
-// a loss where all filters and indexes were 2.9x to 3.6x the cache (a cache
-// of 1% of the tables) and a gain on absent L6-filtered lookups, Gets within
-// 10%, where they were 0.72x to 0.89x of it (4%); nothing between was
-// measured, and half stays below the shares that gained.
-func filterBudget(cache, index uint64) uint64 {
-	half := cache / 2
-	if index >= half {
-		return 0
-	}
-	return half - index
-}
+// The workload benchmark's quick pressure run
+// (bench/sample/workload-pressure-quick) found L6 filters a loss where all
+// filters and indexes were 2.9x to 3.6x the cache (a cache of 1% of the
+// tables) and a gain on absent L6-filtered lookups, Gets within 10%, where
+// they were 0.72x to 0.89x of it (4%); nothing between was measured, and
+// half stays below the shares that gained.
+func filterBudget(cache, index uint64) uint64 { return plan.CacheBudget(cache, index) }
 
 // FilterBudget is filterBudget, the rule -cache recommends its budget by,
 // for the workload benchmark, which times the plan it leads to under memory
