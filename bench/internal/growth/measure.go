@@ -2,10 +2,13 @@ package growth
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
 )
@@ -61,6 +64,9 @@ func (st *store) shape() (Row, []span, error) {
 			if t.Properties != nil {
 				row.LevelFilterBytes[l] += t.Properties.FilterSize
 				row.LevelEntries[l] += t.Properties.NumEntries
+				if l < getLevels {
+					row.ReferenceBytes += bloom10Bytes(t.Properties.NumEntries)
+				}
 			}
 			if l < getLevels && (t.Properties == nil || t.Properties.FilterPolicyName == "") {
 				unfiltered = append(unfiltered, span{t.Smallest.UserKey, t.Largest.UserKey})
@@ -69,6 +75,27 @@ func (st *store) shape() (Row, []span, error) {
 	}
 	return row, unfiltered, nil
 }
+
+// bloom10Bytes is the bytes of the filter block Pebble's bloom(10) writes
+// for a table of n keys (every key of the stream is written once, so a
+// table's entries are its keys): built with Pebble's own writer, once per
+// n.
+func bloom10Bytes(n uint64) uint64 {
+	if b, ok := bloom10Sizes.Load(n); ok {
+		return b.(uint64)
+	}
+	w := bloom.FilterPolicy(10).NewWriter(pebble.TableFilter)
+	var k [8]byte
+	for i := range n {
+		binary.BigEndian.PutUint64(k[:], i)
+		w.AddKey(k[:])
+	}
+	b := uint64(len(w.Finish(nil)))
+	bloom10Sizes.Store(n, b)
+	return b
+}
+
+var bloom10Sizes sync.Map
 
 // span is a table's user-key bounds.
 type span struct{ lo, hi []byte }

@@ -57,7 +57,10 @@ type Row struct {
 	// and entries, from the tables' properties.
 	LevelFilterBytes [7]uint64
 	LevelEntries     [7]uint64
-	Absent           Absent
+	// ReferenceBytes is what bloom(10)'s filter blocks would take on the
+	// same L0-L5 tables: the reference's bytes on this database.
+	ReferenceBytes uint64
+	Absent         Absent
 }
 
 // LiveFit is the live plan's state at a checkpoint, by its model.
