@@ -33,5 +33,8 @@
 //     otherwise panics.
 //   - L6 filter blocks enter the block cache beside data: they are large
 //     (about a byte and a quarter a key at ten bits per key), and a workload of
-//     present keys pays for them in cache space without the gain.
+//     present keys pays for them in cache space without the gain. A live plan
+//     given the cache's size (plan.Config.BlockCache) keeps every level's
+//     filters and the indexes within half of it as the database grows, and
+//     writes no L6 filter where L6's would not fit (its Status says so).
 package lookup
