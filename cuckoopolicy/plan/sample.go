@@ -383,7 +383,11 @@ func tablePolicy(tables []pebble.SSTableInfo, sizes []group) pebble.FilterPolicy
 			tb, _ := cost(family(b), g.keys)
 			bytes += float64(g.count) * tb
 		}
-		if d := math.Abs(bytes - target); d < bestDiff {
+		// Budgets whose blocks take the same bytes tie (on small tables,
+		// bloom's line rounding gives many budgets one size): take the
+		// highest, the most such a block holds, not the lowest, whose rate
+		// is far higher (bloom(1) for bloom(10) on 50-key tables).
+		if d := math.Abs(bytes - target); d <= bestDiff {
 			best, bestDiff = family(b), d
 		}
 	}
