@@ -64,11 +64,11 @@ func readShape(db *pebble.DB) (s shape, cur Plan, err error) {
 	spans := s.readTables(levels)
 	positions, seeks := samplePositionsOf(&spans)
 	s.sampleProbes(&spans, positions)
-	share, err := prefixShares(db, seeks)
+	share, tabs, err := prefixShares(db, seeks, &spans)
 	if err != nil {
 		return s, cur, err
 	}
-	s.sizeLevels(levels, &spans, share, &cur)
+	s.sizeLevels(levels, &spans, share, tabs, &cur)
 	return s, cur, nil
 }
 
@@ -126,14 +126,20 @@ func (s *shape) sampleProbes(spans *[7][]span, positions [][]byte) {
 	}
 }
 
-// sizeLevels sets each level's table sizes and keys in s, its tables'
-// entries scaled by the level's share of keys per prefix, and the policy
-// its filters follow in cur.
-func (s *shape) sizeLevels(levels [][]pebble.SSTableInfo, spans *[7][]span, share [7]float64, cur *Plan) {
+// sizeLevels sets each level's table sizes and keys in s, each table's
+// entries scaled by its share of keys per prefix (below L0: the sample's
+// in that table, shrunk toward the level's; L0: the level's), and the
+// policy its filters follow in cur.
+func (s *shape) sizeLevels(levels [][]pebble.SSTableInfo, spans *[7][]span, share [7]float64, tabs [7][]tally, cur *Plan) {
 	for l, tables := range levels {
 		var sizes []uint64
-		for _, sp := range spans[l] {
-			sizes = append(sizes, uint64(math.Ceil(float64(sp.entries)*share[l])))
+		for i, sp := range spans[l] {
+			sh := share[l]
+			if l > 0 && tabs[l] != nil {
+				t := tabs[l][i]
+				sh = (t.prefixes + shrink*share[l]) / (t.entries + shrink)
+			}
+			sizes = append(sizes, uint64(math.Ceil(float64(sp.entries)*sh)))
 		}
 		s.sizes[l] = groupSizes(sizes)
 		for _, g := range s.sizes[l] {
@@ -232,20 +238,31 @@ func covering(spans []span, k []byte, overlapping bool) int {
 	return 0
 }
 
+// tally is the entries and key prefixes the sample met in one table.
+type tally struct{ entries, prefixes float64 }
+
+// shrink is the weight, in sampled entries, of the level's share in each
+// table's: a table the sample met a few times keeps near the level's share.
+const shrink = 3
+
 // prefixShares returns, per level, the share of its entries that begin a
 // new key prefix: the keys its filters hold per entry. At each seek key (a
 // key repeated continues where the last left off) it takes the versions of
 // the key's prefix (SeekPrefixGE stops at the prefix's end, by the database's own
 // comparer), and where each of those versions lives (db.ScanInternal names
 // the level of each key it visits). A level the sample never meets counts
-// one key per entry.
-func prefixShares(db *pebble.DB, seeks [][]byte) (share [7]float64, err error) {
+// one key per entry. It also returns, for each table below L0 (spans sorted
+// by smallest key), the entries and prefixes the sample met in it.
+func prefixShares(db *pebble.DB, seeks [][]byte, spans *[7][]span) (share [7]float64, tabs [7][]tally, err error) {
 	for l := range share {
 		share[l] = 1
 	}
+	for l := 1; l < 7; l++ {
+		tabs[l] = make([]tally, len(spans[l]))
+	}
 	it, err := db.NewIter(nil)
 	if err != nil {
-		return share, err
+		return share, tabs, err
 	}
 	defer it.Close()
 	var entries, prefixes [7]float64
@@ -291,7 +308,7 @@ func prefixShares(db *pebble.DB, seeks [][]byte) (share [7]float64, err error) {
 		// panics on merge and single-delete keys.
 		stats, err := db.ScanStatistics(context.Background(), lower, upper, pebble.ScanStatisticsOptions{})
 		if err != nil {
-			return share, err
+			return share, tabs, err
 		}
 		for l, ls := range stats.Levels {
 			var n int
@@ -301,6 +318,14 @@ func prefixShares(db *pebble.DB, seeks [][]byte) (share [7]float64, err error) {
 			if n > 0 {
 				entries[l] += float64(n)
 				prefixes[l]++
+				if l > 0 {
+					ss := spans[l]
+					i := sort.Search(len(ss), func(i int) bool { return bytes.Compare(ss[i].hi, first) >= 0 })
+					if i < len(ss) && bytes.Compare(ss[i].lo, first) <= 0 {
+						tabs[l][i].entries += float64(n)
+						tabs[l][i].prefixes++
+					}
+				}
 			}
 		}
 	}
@@ -309,7 +334,7 @@ func prefixShares(db *pebble.DB, seeks [][]byte) (share [7]float64, err error) {
 			share[l] = prefixes[l] / entries[l]
 		}
 	}
-	return share, it.Error()
+	return share, tabs, it.Error()
 }
 
 // groupSizes buckets table sizes within about 2% of each other.
