@@ -1,7 +1,8 @@
 // Command workload measures what Pebble's bloom filter and the cuckoo filter
 // policy do to whole operations in real Pebble databases: LSM shapes (a
 // steady LSM, a write burst of overlapping L0 tables, CockroachDB MVCC
-// keys), read paths (Get and SeekPrefixGE, absent and present keys), and
+// keys), read paths (Get, SeekPrefixGE, and package lookup's Get and Has,
+// which read L6 filters; absent, present and 50/50 keys), and
 // regimes (hot block cache, OS page cache, a slow device, and memory
 // pressure: one block cache of 1% or 4% of the database for filter, index
 // and data blocks on the slow device), with policies interleaved and timing

@@ -43,13 +43,22 @@ func (r *runner) options(s shapeSpec, p policyCfg, st *ioStats, cache *pebble.Ca
 		o.TargetFileSizes[l] = r.cfg.FileSize
 	}
 	if s.mvcc() {
-		o.Comparer = &cockroachkvs.Comparer
+		o.Comparer = comparer(s)
 		o.KeySchema = cockroachkvs.KeySchema.Name
 		o.KeySchemas = sstable.MakeKeySchemas(&cockroachkvs.KeySchema)
 		o.BlockPropertyCollectors = cockroachkvs.BlockPropertyCollectors
 	}
 	p.apply(o)
 	return o
+}
+
+// comparer is the comparer of shape s's databases: CockroachDB's in the
+// MVCC key space, nil (Pebble's default) otherwise.
+func comparer(s shapeSpec) *pebble.Comparer {
+	if s.mvcc() {
+		return &cockroachkvs.Comparer
+	}
+	return nil
 }
 
 // quiesce waits until no flush or compaction has run for three polls in a

@@ -3,25 +3,50 @@ package workload
 import (
 	"bytes"
 	"errors"
+	"io"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/lookup"
 )
 
 // pathSpec is one read path.
 type pathSpec struct {
-	Name    string
-	Seek    bool    // SeekPrefixGE on an iterator; false: db.Get
-	L6      bool    // IterOptions.UseL6Filters
+	Name string
+	Seek bool // SeekPrefixGE on an iterator kept for the whole run; false: db.Get
+	L6   bool // IterOptions.UseL6Filters
+	// Lookup reads through package lookup (a new iterator with
+	// UseL6Filters per key, db.Get's contract) with the shape's comparer:
+	// lookup.Has for absent keys alone, lookup.Get where a present key's
+	// value is checked. Its keys are db.Get's (versioned ones in the MVCC
+	// key space).
+	Lookup  bool
 	Present float64 // share of present keys: 0, 0.5 or 1
 }
+
+// pathNamed is the path named name (the zero pathSpec if none is).
+func pathNamed(name string) pathSpec {
+	if i := slices.IndexFunc(allPaths, func(p pathSpec) bool { return p.Name == name }); i >= 0 {
+		return allPaths[i]
+	}
+	return pathSpec{}
+}
+
+// readsL6Filters says whether path p reads L6 filters, which db.Get never
+// does.
+func (p pathSpec) readsL6Filters() bool { return p.L6 || p.Lookup }
 
 var allPaths = []pathSpec{
 	{Name: "get-absent"},
 	{Name: "get-present", Present: 1},
 	{Name: "get-mix", Present: 0.5},
+	{Name: "lookup-absent", Lookup: true},
+	{Name: "lookup-present", Lookup: true, Present: 1},
+	{Name: "lookup-mix", Lookup: true, Present: 0.5},
 	{Name: "seek-absent", Seek: true},
 	{Name: "seek-absent-l6", Seek: true, L6: true},
 	{Name: "seek-present", Seek: true, Present: 1},
@@ -30,14 +55,23 @@ var allPaths = []pathSpec{
 }
 
 // defaultPaths are the paths of the regimes that do not list their own:
-// every path but seek-mix-l6, which only the pressure regimes run.
+// every path but seek-mix-l6, which only the pressure regimes run, and the
+// lookup paths, which the slow and the pressure regimes run.
 var defaultPaths = []string{"get-absent", "get-present", "get-mix", "seek-absent", "seek-absent-l6", "seek-present", "seek-present-l6"}
 
-// pressurePaths are the paths of the pressure regimes: the absent and the
-// present Get, and the absent and the 50/50 lookup through L6 filters
-// (SeekPrefixGE with UseL6Filters, the way a Has of a missing key can skip
-// L6's index and data blocks).
-var pressurePaths = []string{"get-absent", "seek-absent-l6", "get-present", "seek-mix-l6"}
+// lookupPaths are package lookup's point lookups, absent, present and
+// 50/50, each beside the db.Get path of the same keys (getPathOf).
+var lookupPaths = []string{"lookup-absent", "lookup-present", "lookup-mix"}
+
+// slowPaths are the slow regime's paths: defaultPaths and the lookups.
+var slowPaths = append(slices.Clone(defaultPaths), lookupPaths...)
+
+// pressurePaths are the paths of the pressure regimes: Get of absent,
+// present and 50/50 keys, the same through package lookup (a Has of a
+// missing key can skip L6's index and data blocks), and the absent and the
+// 50/50 SeekPrefixGE with UseL6Filters on one iterator per run, which the
+// L6 plans' targets judge.
+var pressurePaths = append([]string{"get-absent", "seek-absent-l6", "get-present", "seek-mix-l6", "get-mix"}, lookupPaths...)
 
 // regimeSpec is one cache and device regime.
 type regimeSpec struct {
@@ -58,7 +92,7 @@ type regimeSpec struct {
 var allRegimes = []regimeSpec{
 	{Name: "hot", Hot: true},
 	{Name: "pagecache"},
-	{Name: "slow", Slow: true},
+	{Name: "slow", Slow: true, Paths: slowPaths},
 	{Name: "pressure1", Slow: true, Pressure: 0.01, Paths: pressurePaths, Policies: regimePolicies("pressure1")},
 	{Name: "pressure4", Slow: true, Pressure: 0.04, Paths: pressurePaths, Policies: regimePolicies("pressure4")},
 }
@@ -210,14 +244,22 @@ func (r *runner) worker(s shapeSpec, p pathSpec, d *dbInst, t, threads, base, op
 	buf := make([]byte, 0, 64)
 	ks := r.keyspace(s)
 	want := make([]byte, 0, 64)
+	lk := lookup.Filtered{Comparer: comparer(s)}
+	get := getter(d.db.Get)
+	if p.Lookup {
+		get = func(key []byte) ([]byte, io.Closer, error) { return lk.Get(d.db, key) }
+	}
 	for j := t; j < ops; j += threads {
 		key, present, i, v := r.opKey(s, p, base+j, buf[:0])
 		t0 := time.Now()
 		var res opResult
-		if p.Seek {
+		switch {
+		case p.Seek:
 			res, want, err = seekOne(it, s.mvcc(), ks, key, present, i, v, want)
-		} else {
-			res, err = getOne(d.db, key, present, ks.valueLen(), i, v)
+		case p.Lookup && p.Present == 0:
+			res, err = hasOne(lk, d.db, key, present)
+		default:
+			res, err = getOne(get, key, present, ks.valueLen(), i, v)
 		}
 		switch res {
 		case opLost:
@@ -258,10 +300,13 @@ func seekOne(it *pebble.Iterator, mvcc bool, ks keyspace, key []byte, present bo
 	return res, want, it.Error()
 }
 
-// getOne reads key with Get and checks the answer: version v of key i's
+// getter is a point read with db.Get's contract: db.Get, or lookup's Get.
+type getter func(key []byte) ([]byte, io.Closer, error)
+
+// getOne reads key with get and checks the answer: version v of key i's
 // n-byte value where present, ErrNotFound where absent.
-func getOne(db *pebble.DB, key []byte, present bool, n int, i uint64, v int) (opResult, error) {
-	val, closer, err := db.Get(key)
+func getOne(get getter, key []byte, present bool, n int, i uint64, v int) (opResult, error) {
+	val, closer, err := get(key)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 		if present {
@@ -276,6 +321,20 @@ func getOne(db *pebble.DB, key []byte, present bool, n int, i uint64, v int) (op
 		return opPhantom, nil
 	}
 	if !checkValue(val, n, i, v) {
+		return opLost, nil
+	}
+	return opRight, nil
+}
+
+// hasOne asks lk.Has for key in db and checks the answer.
+func hasOne(lk lookup.Filtered, db *pebble.DB, key []byte, present bool) (opResult, error) {
+	found, err := lk.Has(db, key)
+	switch {
+	case err != nil:
+		return opRight, err
+	case found && !present:
+		return opPhantom, nil
+	case !found && present:
 		return opLost, nil
 	}
 	return opRight, nil

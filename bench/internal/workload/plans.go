@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -196,6 +197,9 @@ func (r *runner) countsPath(d *dbInst, p pathSpec) bool {
 func (r *runner) timesPlan(c policyCfg, s shapeSpec, g regimeSpec) bool {
 	if c.Name == planForL6NoL6Bytes || c.Name == planBloomOnlyL6NoL6 || c.Name == planBloomOnlyGet || isCachePlan(c.Name) {
 		return false // built for the pressure regimes
+	}
+	if c.Name == planBloomNoL6 && slices.ContainsFunc(r.paths(g), func(p pathSpec) bool { return p.Lookup }) {
+		return true // the db.Get the lookups are compared with
 	}
 	return r.cfg.TimeAll || planTimedQuick[c.Name] == s.Name+"/"+g.Name
 }

@@ -216,7 +216,7 @@ func (r *Result) planSlowerVerdict() verdictRow {
 				j.unjudged = append(j.unjudged, fmt.Sprintf("%s: not identical (%s)", cell, why))
 				continue
 			}
-			if x != planProgressive && x != planForL6 && x != planForL6NoL6Bytes && strings.HasSuffix(k.Path, "-l6") {
+			if x != planProgressive && x != planForL6 && x != planForL6NoL6Bytes && pathNamed(k.Path).readsL6Filters() {
 				apart = append(apart, cell)
 				continue
 			}

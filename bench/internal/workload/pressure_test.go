@@ -17,7 +17,7 @@ import (
 // with the memtables' reservation on top; the file reads by block kind
 // adding up to the cache's own misses (so that they are the misses by
 // kind), each waiting the device delay; filter lookups only where a level
-// has filters; no key lost.
+// has filters; no key lost; the lookups section beside the pressure tables.
 func TestPressureCounts(t *testing.T) {
 	cfg := Defaults("tiny")
 	cfg.Ops, cfg.Reps, cfg.CountOps, cfg.Budgets = 30, 2, 200, []int{10}
@@ -87,7 +87,7 @@ func TestPressureCounts(t *testing.T) {
 	if cp.Budget > 0 && !strings.Contains(string(report), " | "+mib(float64(cp.Budget))+" | "+cp.Policy+" | ") {
 		t.Errorf("the report lacks the budget %s and the plan %s for pressure4's cache", mib(float64(cp.Budget)), cp.Policy)
 	}
-	for _, s := range []string{"## Memory pressure", "| deep | pressure4 | seek-mix-l6 | 1 | bloom(10)-twin |", "| deep | pressure4 | " + mib(float64(cp.Cache)) + " | " + mib(float64(cp.Index))} {
+	for _, s := range []string{"## Memory pressure", "| deep | pressure4 | seek-mix-l6 | 1 | bloom(10)-twin |", "| deep | pressure4 | absent | 1 | get-absent | bloom(10)-noL6 |", "| deep | pressure4 | mix | 1 | lookup-mix | cuckoo(10)", "| deep | pressure4 | " + mib(float64(cp.Cache)) + " | " + mib(float64(cp.Index))} {
 		if !strings.Contains(string(report), s) {
 			t.Errorf("the report lacks %q", s)
 		}

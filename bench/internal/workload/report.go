@@ -108,6 +108,7 @@ func writeReport(r *Result) error {
 	r.writeFilterCache(w)
 	r.writeTimeRatios(w)
 	r.writePressure(w)
+	r.writeLookups(w)
 	r.writeLatency(w)
 	r.writeFooter(w)
 
@@ -523,7 +524,7 @@ func (r *Result) writeSummary(w func(string, ...any)) {
 	tableHead(w, "shape | regime | path", "---|---|---|", cols, "---:|")
 	for _, s := range r.shapeNames() {
 		for _, g := range allRegimes {
-			for _, p := range []string{"get-absent", "seek-absent", "seek-absent-l6"} {
+			for _, p := range []string{"get-absent", "lookup-absent", "seek-absent", "seek-absent-l6"} {
 				k := cellKey{Shape: s, Regime: g.Name, Path: p, Threads: t}
 				cell := r.Cells[k]
 				if cell == nil {

@@ -98,11 +98,13 @@ func (r *Result) computeVerdicts() {
 	r.Verdicts = append(r.Verdicts, r.loadVerdict())
 	// 6. Filter plans.
 	r.Verdicts = append(r.Verdicts, r.planVerdicts()...)
-	// 7. The A/A twin, and the pressure regimes.
+	// 7. The A/A twin, the pressure regimes and the lookups through L6
+	// filters.
 	if r.Config.Twin {
 		r.Verdicts = append(r.Verdicts, r.twinVerdict())
 	}
 	r.Verdicts = append(r.Verdicts, r.pressureVerdicts()...)
+	r.Verdicts = append(r.Verdicts, r.lookupVerdicts()...)
 	// 8. Zero keys lost.
 	r.Verdicts = append(r.Verdicts, r.lostVerdict())
 }
