@@ -155,7 +155,7 @@ type Report struct {
 	// NoL6 is set when the lookups read L6 filters (UseL6) and L6 holds
 	// keys, but the plan writes no filter there: at the budget, filters on
 	// L6 would cost more than they save, or do not fit beside the other
-	// levels'. Lookups through L6 filters then read L6's index and data
+	// levels'. Absent lookups through L6 filters then read L6's index and data
 	// blocks as db.Get does.
 	NoL6 bool
 	// BelowLeast is set when the ceiling is too small for the least blocks
