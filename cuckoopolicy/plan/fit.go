@@ -67,9 +67,11 @@ type Config struct {
 	// in the bytes it gives blocks (the cache's size less what the
 	// memtables reserve in it): the budget is then CacheBudget of it and
 	// the tables' index blocks at each fit, at most MaxFilterBytes where
-	// that is set, whatever the reference takes, and the lookups read L6
-	// filters (UseL6 is implied). Where L6's filters do not fit that
-	// budget the plan writes none there, and Report.NoL6 says so.
+	// that is set, and the lookups read L6 filters (UseL6 is implied).
+	// Where L6's filters do not fit that budget the plan writes none
+	// there, and Report.NoL6 says so; where it is below the reference's
+	// bytes on L0 to L5 (the indexes take most of the cache's half), the
+	// plan is one for db.Get at the reference's bytes, with no L6 filter.
 	BlockCache uint64
 	// Current, if not nil, are the options the database runs with: the
 	// report's Current estimate is their levels' policies. If nil, they are
@@ -266,7 +268,7 @@ func (c Config) budget(s *shape, ref Plan) uint64 {
 	}
 	b := s.estimate(ref).Bytes
 	if c.BlockCache > 0 {
-		b = CacheBudget(c.BlockCache, s.index)
+		b = max(CacheBudget(c.BlockCache, s.index), getBytes(s, ref))
 	}
 	if c.MaxFilterBytes > 0 {
 		b = min(b, c.MaxFilterBytes)
@@ -274,12 +276,29 @@ func (c Config) budget(s *shape, ref Plan) uint64 {
 	return b
 }
 
+// getBytes is ref's bytes on the levels db.Get loads, L0 to L5.
+func getBytes(s *shape, ref Plan) uint64 {
+	g := *s
+	g.probes[6] = 0
+	return g.estimate(ref).Bytes
+}
+
+// cacheTight reports whether c's BlockCache leaves the filters less than
+// the reference takes on L0 to L5: the indexes take most of the cache's
+// half. The plan then keeps to the reference's L0-L5 bytes, as a plan for
+// db.Get, and writes no L6 filter (Report.NoL6), rather than starve the
+// levels db.Get reads for filters the cache cannot hold.
+func (c Config) cacheTight(s *shape, ref Plan) bool {
+	return c.BlockCache > 0 && !c.Fixed && CacheBudget(c.BlockCache, s.index) < getBytes(s, ref)
+}
+
 // report is Fit on a known shape for model m, with cur the database's
 // policies and ref the reference, at the budget cfg gives. The plan spends
 // at most spend bytes where spend is above 0 (a live fit's target, the
 // budget less what it holds back for older tables), else the budget.
 func (s shape) report(cfg Config, cur, ref Plan, m model, spend uint64) Report {
-	if !cfg.UseL6 {
+	tight := cfg.cacheTight(&s, ref)
+	if !cfg.UseL6 || tight {
 		s.probes[6] = 0
 	}
 	r := Report{Config: cfg}
@@ -310,8 +329,11 @@ func (s shape) report(cfg Config, cur, ref Plan, m model, spend uint64) Report {
 	bm := cfg.model()
 	bm.cuckoo, bm.minGain = false, 0
 	bp, _ := s.plan(budget, bm)
-	if !cfg.UseL6 {
+	if !cfg.UseL6 || tight {
 		p[6], bp[6], ref[6] = nil, nil, nil
+	}
+	if tight && m.live {
+		p[6] = family.Unfiltered
 	}
 	r.BelowLeast = !fits
 	r.Index = s.index

@@ -34,7 +34,7 @@ func (lp *Live) fit(db *pebble.DB) (Report, uint64, error) {
 	// Not the tables' filters: a live plan's tables carry what it wrote
 	// itself, and a reference of its own output would drift with it.
 	ref := lp.cfg.reference(opts, Plan{})
-	if !lp.cfg.UseL6 {
+	if !lp.cfg.UseL6 || lp.cfg.cacheTight(&s, ref) {
 		s.probes[6] = 0
 	}
 	r := s.report(lp.cfg, cur, ref, m, lp.target(s, m, lp.cfg.budget(&s, ref)))
