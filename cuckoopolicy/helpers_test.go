@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/cuckoohash"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/static"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/internal/testkit"
 )
 
@@ -35,4 +37,17 @@ func falsePositives(p pebble.FilterPolicy, block []byte, absent *testkit.Keys) i
 		}
 	}
 	return n
+}
+
+// buildAt builds c's table of keys (distinct keys) at width f with the
+// static builder alone, sized as c's writer sizes it, and returns the length
+// of the block around it and the table's parameters: what the writer would
+// write at f, without its fallback to a narrower width.
+func buildAt(b *static.Builder, c config, keys *testkit.Keys, f int) (int, static.Params) {
+	var hl static.HashList
+	for i := range keys.Len() {
+		hl.Add(cuckoohash.Hash(keys.At(i)))
+	}
+	dst, p := b.Build(nil, &hl, f, c.semi, func(n int) uint64 { return c.buckets(f, n) })
+	return blockLen(len(dst)), p
 }
