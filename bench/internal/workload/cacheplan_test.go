@@ -149,13 +149,6 @@ func TestCachePlanVerdict(t *testing.T) {
 	p1, p4 := pressureRegime(t, "pressure1"), pressureRegime(t, "pressure4")
 	const unfiltered = 10_000_000
 	shape := lsmShape{Bytes: [7]int64{6: unfiltered}}
-	reps := func(x float64) []float64 {
-		out := make([]float64, 10)
-		for i := range out {
-			out[i] = x * (1 + 0.002*float64(i%5))
-		}
-		return out
-	}
 	r := &Result{Config: Config{Threads: []int{1}}, Cells: map[cellKey]map[string]*cellStats{}}
 	name := cachePlanName(p1.Name)
 	// Per shape: the plan's time on each path as a multiple of bloom(10)-noL6's.
@@ -186,9 +179,9 @@ func TestCachePlanVerdict(t *testing.T) {
 		}
 		for _, g := range []regimeSpec{p1, p4} {
 			for p, x := range map[string]float64{"seek-absent-l6": c.t.absent, "get-present": c.t.present, "seek-mix-l6": c.t.mix} {
-				cell := map[string]*cellStats{planBloomNoL6: {NsPerOp: reps(100)}}
+				cell := map[string]*cellStats{planBloomNoL6: {NsPerOp: nearReps(100)}}
 				if x > 0 && c.budget > 0 {
-					cell[name] = &cellStats{NsPerOp: reps(100 * x)}
+					cell[name] = &cellStats{NsPerOp: nearReps(100 * x)}
 				}
 				r.Cells[cellKey{Shape: c.shape, Regime: g.Name, Path: p, Threads: 1}] = cell
 			}
@@ -232,4 +225,14 @@ func TestCachePlanVerdict(t *testing.T) {
 	if got := r.cachePlanCell(cellKey{Shape: "zero", Regime: p1.Name, Path: "seek-absent-l6", Threads: 1}); got != "budget 0" {
 		t.Errorf("zero cell %q, want budget 0", got)
 	}
+}
+
+// nearReps returns ten repetitions' ratios within 1% of x, for the
+// verdict tests' constructed cells.
+func nearReps(x float64) []float64 {
+	out := make([]float64, 10)
+	for i := range out {
+		out[i] = x * (1 + 0.002*float64(i%5))
+	}
+	return out
 }

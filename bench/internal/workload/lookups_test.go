@@ -110,13 +110,6 @@ func TestLookupChecks(t *testing.T) {
 // (cuckoo(10), and whatif -cache's plan where it has a database), and the
 // twin rule of both cells on pressure1.
 func TestLookupVerdicts(t *testing.T) {
-	reps := func(x float64) []float64 {
-		out := make([]float64, 10)
-		for i := range out {
-			out[i] = x * (1 + 0.002*float64(i%5))
-		}
-		return out
-	}
 	r := &Result{Config: Config{Threads: []int{1}}, Cells: map[cellKey]map[string]*cellStats{}}
 	plan4 := cachePlanName("pressure4")
 	cell := func(s, g, p, x string, us float64, ops, data int64) {
@@ -124,7 +117,7 @@ func TestLookupVerdicts(t *testing.T) {
 		if r.Cells[k] == nil {
 			r.Cells[k] = map[string]*cellStats{}
 		}
-		cs := &cellStats{NsPerOp: reps(1000 * us), Ops: ops}
+		cs := &cellStats{NsPerOp: nearReps(1000 * us), Ops: ops}
 		cs.IO.Reads[kindData] = data
 		r.Cells[k][x] = cs
 	}

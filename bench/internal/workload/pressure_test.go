@@ -101,17 +101,10 @@ func TestTwinRule(t *testing.T) {
 	k := cellKey{Shape: "s", Regime: "slow", Path: "get-absent", Threads: 1}
 	k2 := k
 	k2.Path = "get-present"
-	reps := func(x float64) []float64 {
-		out := make([]float64, 10)
-		for i := range out {
-			out[i] = x * (1 + 0.002*float64(i%5))
-		}
-		return out
-	}
 	r := &Result{Cells: map[cellKey]map[string]*cellStats{
-		k: {planBase: {NsPerOp: reps(100)}, twinName: {NsPerOp: []float64{98, 108, 99, 107, 100, 106, 101, 105, 102, 104}},
-			"x": {NsPerOp: reps(105)}, "y": {NsPerOp: reps(110)}},
-		k2: {planBase: {NsPerOp: reps(100)}, "x": {NsPerOp: reps(105)}, "z": {NsPerOp: reps(101)}},
+		k: {planBase: {NsPerOp: nearReps(100)}, twinName: {NsPerOp: []float64{98, 108, 99, 107, 100, 106, 101, 105, 102, 104}},
+			"x": {NsPerOp: nearReps(105)}, "y": {NsPerOp: nearReps(110)}},
+		k2: {planBase: {NsPerOp: nearReps(100)}, "x": {NsPerOp: nearReps(105)}, "z": {NsPerOp: nearReps(101)}},
 	}}
 	for _, c := range []struct {
 		k    cellKey
