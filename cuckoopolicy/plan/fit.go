@@ -48,8 +48,7 @@ type Config struct {
 	// lookups may load, for a service with a fixed memory.
 	MaxFilterBytes uint64
 	// Fixed makes MaxFilterBytes the budget, whatever the reference takes
-	// and BlockCache allows;
-	// with MaxFilterBytes 0 it plans no filters.
+	// and BlockCache allows; with MaxFilterBytes 0 it plans no filters.
 	Fixed bool
 	// UseL6 says whether the lookups read L6 filters (iterators with
 	// IterOptions.UseL6Filters); db.Get does not, and a plan for it has no
@@ -157,8 +156,8 @@ type Report struct {
 	// NoL6 is set when the lookups read L6 filters (UseL6) and L6 holds
 	// keys, but the plan writes no filter there: at the budget, filters on
 	// L6 would cost more than they save, or do not fit beside the other
-	// levels'. Absent lookups through L6 filters then read L6's index and data
-	// blocks as db.Get does.
+	// levels'. Absent lookups through L6 filters then read L6's index and
+	// data blocks as db.Get does.
 	NoL6 bool
 	// BelowLeast is set when the ceiling is too small for the least blocks
 	// the plan could write (a live plan's unfiltered blocks, 32 bytes a
