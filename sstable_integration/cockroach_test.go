@@ -110,12 +110,12 @@ func checkMVCC(t *testing.T, what string, rng *rand.Rand, db *pebble.DB, d mvccD
 		t.Fatal(err)
 	}
 	defer it.Close()
-	f := &failures{t: t, what: what}
+	f := &pebbletest.Failures{T: t, What: what}
 	for roach, versions := range d {
 		bare := cockroachkvs.EncodeMVCCKey(nil, []byte(roach), 0, 0)
 		newest := cockroachkvs.EncodeMVCCKey(nil, []byte(roach), versions[0].wall, versions[0].logical)
 		if !it.SeekPrefixGE(bare) || !bytes.Equal(it.Key(), newest) || string(it.Value()) != versions[0].value {
-			f.add("SeekPrefixGE(%s): want %s", cockroachkvs.FormatKey(bare), cockroachkvs.FormatKey(newest))
+			f.Add("SeekPrefixGE(%s): want %s", cockroachkvs.FormatKey(bare), cockroachkvs.FormatKey(newest))
 		}
 		oldest := versions[len(versions)-1].wall
 		wall, logical := oldest-10+uint64(rng.IntN(int(versions[0].wall-oldest)+20)), uint32(rng.IntN(3))
@@ -124,27 +124,27 @@ func checkMVCC(t *testing.T, what string, rng *rand.Rand, db *pebble.DB, d mvccD
 		valid := it.SeekPrefixGE(seek)
 		switch {
 		case !ok && valid:
-			f.add("SeekPrefixGE(%s) = %s, want nothing", cockroachkvs.FormatKey(seek), cockroachkvs.FormatKey(it.Key()))
+			f.Add("SeekPrefixGE(%s) = %s, want nothing", cockroachkvs.FormatKey(seek), cockroachkvs.FormatKey(it.Key()))
 		case ok && (!valid || string(it.Value()) != v.value):
-			f.add("SeekPrefixGE(%s): lost version %d.%d", cockroachkvs.FormatKey(seek), v.wall, v.logical)
+			f.Add("SeekPrefixGE(%s): lost version %d.%d", cockroachkvs.FormatKey(seek), v.wall, v.logical)
 		}
 		for _, v := range versions {
 			k := cockroachkvs.EncodeMVCCKey(nil, []byte(roach), v.wall, v.logical)
 			got, closer, err := db.Get(k)
 			if err != nil {
-				f.add("Get(%s): %v", cockroachkvs.FormatKey(k), err)
+				f.Add("Get(%s): %v", cockroachkvs.FormatKey(k), err)
 				continue
 			}
 			if string(got) != v.value {
-				f.add("Get(%s) = %q, want %q", cockroachkvs.FormatKey(k), got, v.value)
+				f.Add("Get(%s) = %q, want %q", cockroachkvs.FormatKey(k), got, v.value)
 			}
 			_ = closer.Close()
 		}
 	}
 	if err := it.Error(); err != nil {
-		f.add("iterator: %v", err)
+		f.Add("iterator: %v", err)
 	}
-	f.check()
+	f.Check()
 }
 
 // absentPrefixProbes seeks absent roach keys (bare and at a timestamp) with

@@ -437,29 +437,29 @@ func checkCrashed(t *testing.T, what string, rng *rand.Rand, db *pebble.DB, lin 
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &failures{t: t, what: what + ": scan"}
+	f := &pebbletest.Failures{T: t, What: what + ": scan"}
 	present := oracle{}
 	for valid := it.First(); valid; valid = it.Next() {
 		k := string(it.Key())
 		if !lin.synced[k] && !lin.maybe[k] {
-			f.add("%q present, never written", k)
+			f.Add("%q present, never written", k)
 		} else if v := it.Value(); !bytes.Equal(v, crashValue(it.Key())) {
-			f.add("%q = %q, want %q", k, v, crashValue(it.Key()))
+			f.Add("%q = %q, want %q", k, v, crashValue(it.Key()))
 		}
 		present[k] = string(crashValue(it.Key()))
 	}
 	if err := it.Error(); err != nil {
-		f.add("scan: %v", err)
+		f.Add("scan: %v", err)
 	}
 	if err := it.Close(); err != nil {
-		f.add("close: %v", err)
+		f.Add("close: %v", err)
 	}
 	for k := range lin.synced {
 		if _, ok := present[k]; !ok {
-			f.add("synced key %q lost", k)
+			f.Add("synced key %q lost", k)
 		}
 	}
-	f.check()
+	f.Check()
 
 	// Absent keys: odd indexes inside the written ranges.
 	var absent [][]byte

@@ -166,7 +166,7 @@ func seekLookup(db *pebble.DB) lookupFunc {
 func probeWithFaults(t *testing.T, what string, faults *filterFaults, lookup lookupFunc, want oracle, absent [][]byte) faultTally {
 	t.Helper()
 	var tally faultTally
-	f := &failures{t: t, what: what}
+	f := &pebbletest.Failures{T: t, What: what}
 	probe := func(k []byte, wantV string, present bool) {
 		before := faults.load()
 		found, v, err := lookup(k)
@@ -182,26 +182,26 @@ func probeWithFaults(t *testing.T, what string, faults *filterFaults, lookup loo
 		case err != nil && c.fired > 0:
 			tally.surfaced++
 			if !errors.Is(err, errorfs.ErrInjected) {
-				f.add("%q: %d filter reads failed, and the lookup returned another error: %v", k, c.fired, err)
+				f.Add("%q: %d filter reads failed, and the lookup returned another error: %v", k, c.fired, err)
 			}
 		case err != nil:
 			tally.spurious++
-			f.add("%q: error with no filter read failed: %v", k, err)
+			f.Add("%q: error with no filter read failed: %v", k, err)
 		case c.fired > 0:
 			tally.swallowed++
-			f.add("%q: %d filter reads failed, and the lookup answered found=%v without an error", k, c.fired, found)
+			f.Add("%q: %d filter reads failed, and the lookup answered found=%v without an error", k, c.fired, found)
 			if present && !found {
 				tally.lost++
 			}
 		case present && !found:
 			tally.lost++
-			f.add("%q: present key reported missing", k)
+			f.Add("%q: present key reported missing", k)
 		case present && string(v) != wantV:
 			tally.wrong++
-			f.add("%q = %q, want %q", k, v, wantV)
+			f.Add("%q = %q, want %q", k, v, wantV)
 		case !present && found:
 			tally.wrong++
-			f.add("%q: absent key found with value %q", k, v)
+			f.Add("%q: absent key found with value %q", k, v)
 		}
 	}
 	for k, v := range want {
@@ -211,7 +211,7 @@ func probeWithFaults(t *testing.T, what string, faults *filterFaults, lookup loo
 		probe(k, "", false)
 	}
 	t.Logf("%s: %+v", what, tally)
-	f.check()
+	f.Check()
 	return tally
 }
 

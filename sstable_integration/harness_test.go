@@ -130,40 +130,6 @@ func (o oracle) sortedKeys(cmp func(a, b []byte) int) []string {
 	return keys
 }
 
-// failures collects mismatches and fails the test once, with the first few.
-type failures struct {
-	t    testing.TB
-	what string
-	n    int
-	msgs []string
-}
-
-func (f *failures) add(format string, args ...any) {
-	f.n++
-	if len(f.msgs) < 10 {
-		f.msgs = append(f.msgs, fmt.Sprintf(format, args...))
-	}
-}
-
-func (f *failures) check() {
-	f.t.Helper()
-	if f.n > 0 {
-		f.t.Fatalf("%s: %d mismatches against the oracle; first ones:\n  %s",
-			f.what, f.n, joinLines(f.msgs))
-	}
-}
-
-func joinLines(lines []string) string {
-	var b bytes.Buffer
-	for i, l := range lines {
-		if i > 0 {
-			b.WriteString("\n  ")
-		}
-		b.WriteString(l)
-	}
-	return b.String()
-}
-
 // checkReader asserts that r (a DB or a snapshot) holds exactly what o holds:
 // every key of o by Get and by SeekPrefixGE (with UseL6Filters, so that L6
 // filters are consulted too), every absent probe missing both ways, and a full
@@ -171,17 +137,17 @@ func joinLines(lines []string) string {
 // that SeekPrefixGE(k) lands on k when k is present.
 func checkReader(t testing.TB, what string, r pebble.Reader, cmp func(a, b []byte) int, o oracle, absent [][]byte) {
 	t.Helper()
-	f := &failures{t: t, what: what}
+	f := &pebbletest.Failures{T: t, What: what}
 	for k, want := range o {
 		got, closer, err := r.Get([]byte(k))
 		switch {
 		case err == pebble.ErrNotFound:
-			f.add("Get(%q): lost key, want %q", k, want)
+			f.Add("Get(%q): lost key, want %q", k, want)
 		case err != nil:
-			f.add("Get(%q): %v", k, err)
+			f.Add("Get(%q): %v", k, err)
 		default:
 			if string(got) != want {
-				f.add("Get(%q) = %q, want %q", k, got, want)
+				f.Add("Get(%q) = %q, want %q", k, got, want)
 			}
 			_ = closer.Close()
 		}
@@ -191,10 +157,10 @@ func checkReader(t testing.TB, what string, r pebble.Reader, cmp func(a, b []byt
 			continue
 		}
 		if v, closer, err := r.Get(k); err == nil {
-			f.add("Get(%q) = %q, want not found", k, v)
+			f.Add("Get(%q) = %q, want not found", k, v)
 			_ = closer.Close()
 		} else if err != pebble.ErrNotFound {
-			f.add("Get(%q): %v", k, err)
+			f.Add("Get(%q): %v", k, err)
 		}
 	}
 
@@ -204,11 +170,11 @@ func checkReader(t testing.TB, what string, r pebble.Reader, cmp func(a, b []byt
 	}
 	for k, want := range o {
 		if !it.SeekPrefixGE([]byte(k)) || !bytes.Equal(it.Key(), []byte(k)) {
-			f.add("SeekPrefixGE(%q): lost key (iter error %v)", k, it.Error())
+			f.Add("SeekPrefixGE(%q): lost key (iter error %v)", k, it.Error())
 			continue
 		}
 		if v, err := it.ValueAndErr(); err != nil || string(v) != want {
-			f.add("SeekPrefixGE(%q) value = %q (err %v), want %q", k, v, err, want)
+			f.Add("SeekPrefixGE(%q) value = %q (err %v), want %q", k, v, err, want)
 		}
 	}
 	for _, k := range absent {
@@ -216,10 +182,10 @@ func checkReader(t testing.TB, what string, r pebble.Reader, cmp func(a, b []byt
 			continue
 		}
 		if it.SeekPrefixGE(k) && bytes.Equal(it.Key(), k) {
-			f.add("SeekPrefixGE(%q) found %q, want nothing", k, it.Value())
+			f.Add("SeekPrefixGE(%q) found %q, want nothing", k, it.Value())
 		}
 		if err := it.Error(); err != nil {
-			f.add("SeekPrefixGE(%q): %v", k, err)
+			f.Add("SeekPrefixGE(%q): %v", k, err)
 		}
 	}
 
@@ -231,23 +197,23 @@ func checkReader(t testing.TB, what string, r pebble.Reader, cmp func(a, b []byt
 			if i < len(keys) {
 				want = fmt.Sprintf("%q", keys[i])
 			}
-			f.add("scan: key %q at position %d, want %s", it.Key(), i, want)
+			f.Add("scan: key %q at position %d, want %s", it.Key(), i, want)
 			break
 		}
 		if v := it.Value(); string(v) != o[keys[i]] {
-			f.add("scan: %q = %q, want %q", keys[i], v, o[keys[i]])
+			f.Add("scan: %q = %q, want %q", keys[i], v, o[keys[i]])
 		}
 		i++
 	}
 	if err := it.Error(); err != nil {
-		f.add("scan: %v", err)
-	} else if i < len(keys) && f.n == 0 {
-		f.add("scan stopped at %d of %d keys; next expected %q", i, len(keys), keys[i])
+		f.Add("scan: %v", err)
+	} else if i < len(keys) && f.Len() == 0 {
+		f.Add("scan stopped at %d of %d keys; next expected %q", i, len(keys), keys[i])
 	}
 	if err := it.Close(); err != nil {
-		f.add("iterator close: %v", err)
+		f.Add("iterator close: %v", err)
 	}
-	f.check()
+	f.Check()
 }
 
 // dbFPRBound returns a statistical upper bound on the false positives among

@@ -461,7 +461,7 @@ func TestOldReaders(t *testing.T) {
 	blocks := todaysBlocks(t)
 	for _, r := range oldReaders {
 		t.Run(r.commit, func(t *testing.T) {
-			f := &failures{t: t, what: "reader of " + r.commit + ", before " + r.before}
+			f := &pebbletest.Failures{T: t, What: "reader of " + r.commit + ", before " + r.before}
 			tally := map[string]int{}
 			for _, b := range blocks {
 				d := r.decide(pebble.TableFilter, b.block)
@@ -471,16 +471,16 @@ func TestOldReaders(t *testing.T) {
 					continue // nothing to lose; "absent" is right
 				}
 				if want, ok := r.want[kind]; !ok || d.String() != want {
-					f.add("%s, %d keys: %s block, decision %s; want %q", b.writer, len(b.keys), kind, d, want)
+					f.Add("%s, %d keys: %s block, decision %s; want %q", b.writer, len(b.keys), kind, d, want)
 					continue
 				}
 				if k, err := oldLostKey(b, d); err != nil {
-					f.add("%s, %d keys: %s block, %s: %v", b.writer, len(b.keys), kind, d, err)
+					f.Add("%s, %d keys: %s block, %s: %v", b.writer, len(b.keys), kind, d, err)
 				} else if k != nil {
-					f.add("%s, %d keys: %s block, %s: %q absent", b.writer, len(b.keys), kind, d, k)
+					f.Add("%s, %d keys: %s block, %s: %q absent", b.writer, len(b.keys), kind, d, k)
 				}
 			}
-			f.check()
+			f.Check()
 			lines := make([]string, 0, len(tally))
 			for k, n := range tally {
 				lines = append(lines, fmt.Sprintf("%s %d", k, n))

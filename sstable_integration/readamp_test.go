@@ -102,17 +102,17 @@ func measureReadAmp(t *testing.T, f dbFormat, policy pebble.FilterPolicy, tables
 		}
 		sample[k] = v
 	}
-	f2 := &failures{t: t, what: policyString(policy)}
+	f2 := &pebbletest.Failures{T: t, What: policyString(policy)}
 	for k, v := range sample {
 		got, closer, err := db.Get([]byte(k))
 		if err != nil || string(got) != v {
-			f2.add("Get(%q) = %q, %v; want %q", k, got, err, v)
+			f2.Add("Get(%q) = %q, %v; want %q", k, got, err, v)
 		}
 		if err == nil {
 			_ = closer.Close()
 		}
 	}
-	f2.check()
+	f2.Check()
 	return ra
 }
 

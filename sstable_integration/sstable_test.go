@@ -99,28 +99,28 @@ func probeTable(t *testing.T, fs vfs.FS, path string, ro sstable.ReaderOptions,
 		t.Fatal(err)
 	}
 	defer it.Close()
-	f := &failures{t: t, what: path}
+	f := &pebbletest.Failures{T: t, What: path}
 	for k, want := range present {
 		kv := it.SeekPrefixGE([]byte(k), []byte(k), 0)
 		if kv == nil || !bytes.Equal(kv.K.UserKey, []byte(k)) {
-			f.add("SeekPrefixGE(%q): lost key (iter error %v)", k, it.Error())
+			f.Add("SeekPrefixGE(%q): lost key (iter error %v)", k, it.Error())
 			continue
 		}
 		v, _, err := kv.Value(nil)
 		if err != nil || string(v) != want {
-			f.add("SeekPrefixGE(%q) = %q (err %v), want %q", k, v, err, want)
+			f.Add("SeekPrefixGE(%q) = %q (err %v), want %q", k, v, err, want)
 		}
 	}
 	presentMetrics = tracker.Load()
 	for _, k := range absent {
 		if kv := it.SeekPrefixGE(k, k, 0); kv != nil && bytes.Equal(kv.K.UserKey, k) {
-			f.add("SeekPrefixGE(%q): found an absent key", k)
+			f.Add("SeekPrefixGE(%q): found an absent key", k)
 		}
 		if err := it.Error(); err != nil {
-			f.add("SeekPrefixGE(%q): %v", k, err)
+			f.Add("SeekPrefixGE(%q): %v", k, err)
 		}
 	}
-	f.check()
+	f.Check()
 	m := tracker.Load()
 	absentMetrics = sstable.FilterMetrics{Hits: m.Hits - presentMetrics.Hits, Misses: m.Misses - presentMetrics.Misses}
 	return presentMetrics, absentMetrics

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/pebble-cuckoo/pebble-cuckoo/internal/pebbletest"
 )
 
 // getter is one way to Get a key.
@@ -38,7 +38,7 @@ func (r *run) check(what string, rd pebble.Reader, keys [][]byte) {
 	if what == "db" {
 		r.seeLevels()
 	}
-	f := &failures{t: r.t, what: fmt.Sprintf("%s: %s", r.cfg.name, what)}
+	f := &pebbletest.Failures{T: r.t, What: fmt.Sprintf("%s: %s", r.cfg.name, what), Kind: "answers differ from Get's"}
 	getters := r.getters()
 	for _, k := range keys {
 		want, closer, err := rd.Get(k)
@@ -56,21 +56,21 @@ func (r *run) check(what string, rd pebble.Reader, keys [][]byte) {
 			switch {
 			case err == nil && gotErr == pebble.ErrNotFound:
 				r.counts["lost"]++
-				f.add("%s.Get(%q): lost key, Get found %q", g.name, k, want)
+				f.Add("%s.Get(%q): lost key, Get found %q", g.name, k, want)
 			case gotErr != err:
-				f.add("%s.Get(%q): error %v, Get's %v", g.name, k, gotErr, err)
+				f.Add("%s.Get(%q): error %v, Get's %v", g.name, k, gotErr, err)
 			case gotErr == nil && !bytes.Equal(got, want): // nil and empty alike, as Get gives them
-				f.add("%s.Get(%q) = %q, Get's %q", g.name, k, got, want)
+				f.Add("%s.Get(%q) = %q, Get's %q", g.name, k, got, want)
 			}
 			if gotErr == nil {
 				r.must(closer.Close())
 			}
 			if found, err := g.has(rd, k); err != nil || found != wantFound {
-				f.add("%s.Has(%q) = %v, %v; want %v", g.name, k, found, err, wantFound)
+				f.Add("%s.Has(%q) = %v, %v; want %v", g.name, k, found, err, wantFound)
 			}
 		}
 	}
-	f.check()
+	f.Check()
 }
 
 // count tallies a key asked by what its reader's Get found and, on the
@@ -91,37 +91,4 @@ func (r *run) count(what string, k []byte, found bool) {
 	case 'm':
 		r.counts["merged"]++
 	}
-}
-
-// failures collects a check's mismatches and reports the first ones.
-type failures struct {
-	t    testing.TB
-	what string
-	n    int
-	msgs []string
-}
-
-func (f *failures) add(format string, args ...any) {
-	f.n++
-	if len(f.msgs) < 10 {
-		f.msgs = append(f.msgs, fmt.Sprintf(format, args...))
-	}
-}
-
-func (f *failures) check() {
-	f.t.Helper()
-	if f.n > 0 {
-		f.t.Fatalf("%s: %d answers differ from Get's; first ones:\n  %s", f.what, f.n, joinLines(f.msgs))
-	}
-}
-
-func joinLines(lines []string) string {
-	out := ""
-	for i, l := range lines {
-		if i > 0 {
-			out += "\n  "
-		}
-		out += l
-	}
-	return out
 }
