@@ -19,30 +19,18 @@ type cacheReport struct {
 	// cache). Index bytes are uncompressed, as the cache holds them; data
 	// bytes as stored; filter blocks are never compressed.
 	Index, Data, Filters uint64
-	// Budget is the filter bytes the rule allows (see filterBudget).
+	// Budget is the filter bytes plan.CacheBudget allows: filters and
+	// indexes within half the cache. The workload benchmark's quick
+	// pressure run (bench/sample/workload-pressure-quick) found L6 filters
+	// a loss where all filters and indexes were 2.9x to 3.6x the cache (a
+	// cache of 1% of the tables) and a gain on absent L6-filtered lookups,
+	// Gets within 10%, where they were 0.72x to 0.89x of it (4%); nothing
+	// between was measured, and half stays below the shares that gained.
 	Budget uint64
 	// Fit is plan.Fit's report at Budget for lookups that read L6 filters,
 	// its Current estimate CockroachDB's configuration (see cockroach).
 	Fit plan.Report
 }
-
-// filterBudget returns the most filter bytes that, beside index bytes of
-// index blocks, keep to plan.CacheBudget's rule: filters and indexes take at
-// most half the cache, and data blocks keep the other half. 0 when the
-// indexes take half or more.
-//
-// The workload benchmark's quick pressure run
-// (bench/sample/workload-pressure-quick) found L6 filters a loss where all
-// filters and indexes were 2.9x to 3.6x the cache (a cache of 1% of the
-// tables) and a gain on absent L6-filtered lookups, Gets within 10%, where
-// they were 0.72x to 0.89x of it (4%); nothing between was measured, and
-// half stays below the shares that gained.
-func filterBudget(cache, index uint64) uint64 { return plan.CacheBudget(cache, index) }
-
-// FilterBudget is filterBudget, the rule -cache recommends its budget by,
-// for the workload benchmark, which times the plan it leads to under memory
-// pressure.
-func FilterBudget(cache, index uint64) uint64 { return filterBudget(cache, index) }
 
 // CacheConfig is the plan.Fit query behind -cache's plan at a budget:
 // lookups that read L6 filters, within budget bytes of filters, the
@@ -55,7 +43,7 @@ func CacheConfig(budget uint64) plan.Config {
 }
 
 // cacheFor returns the smallest cache in which filters and indexes of those
-// bytes keep to filterBudget's rule.
+// bytes keep to plan.CacheBudget's rule.
 func cacheFor(index, filters uint64) uint64 { return 2 * (index + filters) }
 
 // cockroach is CockroachDB's configuration, which Pebble's maintainers
@@ -74,7 +62,7 @@ func (a *analysis) fitCache(db *pebble.DB, cache uint64, levels [][]pebble.SSTab
 	if err := a.blockSizes(cr, levels); err != nil {
 		return nil, err
 	}
-	cr.Budget = filterBudget(cache, cr.Index)
+	cr.Budget = plan.CacheBudget(cache, cr.Index)
 	var err error
 	cr.Fit, err = fit(db, CacheConfig(cr.Budget))
 	if err != nil {

@@ -14,15 +14,16 @@ import (
 	"github.com/pebble-cuckoo/pebble-cuckoo/internal/pebbletest"
 )
 
-// TestFilterBudget checks the rule against its statement: the budget and
-// the indexes take at most half the cache, one byte more would not, and
-// the cache cacheFor names leaves exactly the filters asked for.
+// TestFilterBudget checks plan.CacheBudget's rule against its statement:
+// the budget and the indexes take at most half the cache, one byte more
+// would not, and the cache cacheFor names leaves exactly the filters asked
+// for.
 func TestFilterBudget(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	check := func(cache, index uint64) {
-		b := filterBudget(cache, index)
+		b := plan.CacheBudget(cache, index)
 		switch {
 		case index >= cache/2 && b != 0:
 			t.Errorf("cache %d, indexes %d: budget %d, want 0: the indexes take half or more", cache, index, b)
@@ -37,7 +38,7 @@ func TestFilterBudget(t *testing.T) {
 		cache := rng.Uint64N(1 << 40)
 		check(cache, rng.Uint64N(cache+1))
 		index, filters := rng.Uint64N(1<<40), rng.Uint64N(1<<40)
-		if got := filterBudget(cacheFor(index, filters), index); got != filters {
+		if got := plan.CacheBudget(cacheFor(index, filters), index); got != filters {
 			t.Fatalf("indexes %d, filters %d: cacheFor gives %d, whose budget is %d", index, filters, cacheFor(index, filters), got)
 		}
 	}
@@ -81,7 +82,7 @@ func TestWriteCache(t *testing.T) {
 		cuckoopolicy.FilterPolicy(20), cuckoopolicy.FilterPolicy(20), cuckoopolicy.FilterPolicy(16), cuckoopolicy.FilterPolicy(9)}
 	const index, crdb, all, planBytes = 10000, 2000, 20000, 15000
 	report := func(cache uint64) *Report {
-		cr := &cacheReport{Cache: cache, Index: index, Data: 1600000, Filters: all, Budget: filterBudget(cache, index)}
+		cr := &cacheReport{Cache: cache, Index: index, Data: 1600000, Filters: all, Budget: plan.CacheBudget(cache, index)}
 		cr.Fit.Levels[0] = plan.LevelShape{Keys: 100, Probes: 2}
 		cr.Fit.Levels[6] = plan.LevelShape{Keys: 9000, Probes: 1}
 		cr.Fit.Current = plan.Estimate{Plan: cockroach(), Bytes: crdb, FalsePositives: 1.02}

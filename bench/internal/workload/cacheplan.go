@@ -11,7 +11,7 @@ import (
 
 // The plans whatif -cache recommends, timed in the pressure regimes. For
 // each pressure regime that runs on a shape, whatif's rule
-// (whatif.FilterBudget) gives a filter budget for the regime's cache, as
+// (plan.CacheBudget) gives a filter budget for the regime's cache, as
 // the blocks get it (the memtables' reservation excluded, as whatif's
 // output asks its users to do), beside the shape's index blocks; the plan
 // is plan.Fit's at that budget for lookups that read L6 filters, whatif's
@@ -45,7 +45,7 @@ type cachePlan struct {
 	Shape, Regime string
 	Cache         int64  // the regime's block cache less the memtables' reservation: what the blocks get (cacheSize)
 	Index         uint64 // the shape's index blocks: the IndexSize properties of bloom(10)'s tables, as whatif adds them up
-	Budget        uint64 // whatif.FilterBudget(Cache, Index)
+	Budget        uint64 // plan.CacheBudget(Cache, Index)
 	// Policy is the database timed as the recommendation: whatif-<regime>,
 	// or bloom(10)-noL6 at budget 0.
 	Policy string
@@ -62,7 +62,7 @@ func cachePlans(shape string, regs []regimeSpec, unfiltered int64, index uint64)
 	var qs []planQuery
 	for _, g := range regs {
 		cp := cachePlan{Shape: shape, Regime: g.Name, Cache: cacheSize(g, lsmShape{}, 0, unfiltered), Index: index}
-		cp.Budget = whatif.FilterBudget(uint64(cp.Cache), index)
+		cp.Budget = plan.CacheBudget(uint64(cp.Cache), index)
 		if cp.Budget == 0 {
 			cp.Policy, cp.Plan = planBloomNoL6, noL6Plan()
 		} else {

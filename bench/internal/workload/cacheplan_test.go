@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/progress"
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/whatif"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 )
 
 // pressureRegime is the pressure regime named name.
@@ -51,7 +52,7 @@ func TestCachePlans(t *testing.T) {
 			if cp.Shape != "s" || cp.Regime != g.Name || cp.Cache != cache || cp.Index != c.index {
 				t.Errorf("%+v: want shape s, regime %s, cache %d, indexes %d", cp, g.Name, cache, c.index)
 			}
-			if cp.Budget != c.budgets[i] || cp.Budget != whatif.FilterBudget(uint64(cache), c.index) {
+			if cp.Budget != c.budgets[i] || cp.Budget != plan.CacheBudget(uint64(cache), c.index) {
 				t.Errorf("%s, %d bytes without filters, indexes %d: budget %d, want %d", g.Name, c.unfiltered, c.index, cp.Budget, c.budgets[i])
 			}
 			if cp.Budget == 0 {

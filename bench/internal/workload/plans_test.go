@@ -8,8 +8,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/progress"
-	"github.com/pebble-cuckoo/pebble-cuckoo/bench/internal/whatif"
 	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy"
+	"github.com/pebble-cuckoo/pebble-cuckoo/cuckoopolicy/plan"
 )
 
 // TestPlansReachTables builds the deep shape's databases (its synthetic
@@ -66,7 +66,7 @@ func TestPlansReachTables(t *testing.T) {
 	for _, cp := range r.res.CachePlans {
 		g := pressureRegime(t, cp.Regime)
 		cache := cacheSize(g, lsmShape{}, 0, unfiltered)
-		if cp.Cache != cache || cp.Index != index || cp.Budget != whatif.FilterBudget(uint64(cache), index) {
+		if cp.Cache != cache || cp.Index != index || cp.Budget != plan.CacheBudget(uint64(cache), index) {
 			t.Errorf("%s: cache %d, indexes %d, budget %d; want cache %d, indexes %d", cp.Regime, cp.Cache, cp.Index, cp.Budget, cache, index)
 		}
 		t.Logf("%s: cache %d, indexes %d, budget %d: %s, plan %s", cp.Regime, cp.Cache, cp.Index, cp.Budget, cp.Policy, cp.Plan)
