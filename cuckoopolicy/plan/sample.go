@@ -231,11 +231,20 @@ func covering(spans []span, k []byte, overlapping bool) int {
 		}
 		return n
 	}
-	i := sort.Search(len(spans), func(i int) bool { return bytes.Compare(spans[i].hi, k) >= 0 })
-	if i < len(spans) && bytes.Compare(spans[i].lo, k) <= 0 {
+	if holder(spans, k) >= 0 {
 		return 1
 	}
 	return 0
+}
+
+// holder returns the index of the span of sorted, disjoint spans that holds
+// k, compared bytewise, or -1 if none does.
+func holder(spans []span, k []byte) int {
+	i := sort.Search(len(spans), func(i int) bool { return bytes.Compare(spans[i].hi, k) >= 0 })
+	if i < len(spans) && bytes.Compare(spans[i].lo, k) <= 0 {
+		return i
+	}
+	return -1
 }
 
 // tally is the entries and key prefixes the sample met in one table.
@@ -318,13 +327,12 @@ func prefixShares(db *pebble.DB, seeks [][]byte, spans *[7][]span) (share [7]flo
 			if n > 0 {
 				entries[l] += float64(n)
 				prefixes[l]++
-				if l > 0 {
-					ss := spans[l]
-					i := sort.Search(len(ss), func(i int) bool { return bytes.Compare(ss[i].hi, first) >= 0 })
-					if i < len(ss) && bytes.Compare(ss[i].lo, first) <= 0 {
-						tabs[l][i].entries += float64(n)
-						tabs[l][i].prefixes++
-					}
+				if l == 0 {
+					continue // L0's tables overlap: its own share sizes them
+				}
+				if i := holder(spans[l], first); i >= 0 {
+					tabs[l][i].entries += float64(n)
+					tabs[l][i].prefixes++
 				}
 			}
 		}
